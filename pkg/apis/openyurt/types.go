@@ -1,0 +1,154 @@
+package openyurt
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Well-known keys and defaults of the apps.openyurt.io API.
+const (
+	// DefaultRevisionHistoryLimit is the default of YurtAppDaemon spec.revisionHistoryLimit.
+	DefaultRevisionHistoryLimit = 10
+	// NodePoolLabel on a node names the pool it belongs to; children pin their pods with it.
+	NodePoolLabel = "apps.openyurt.io/nodepool"
+	// PoolNameLabel on a child workload and its pods names the pool it serves.
+	PoolNameLabel = "apps.openyurt.io/pool-name"
+	// RevisionHashLabel on a child workload and its pods names the ControllerRevision it was rendered from.
+	RevisionHashLabel = "apps.openyurt.io/controller-revision-hash"
+	// NodePoolTypeLabel on a NodePool carries its type in lower case, so pools can be selected by type.
+	NodePoolTypeLabel = "nodepool.openyurt.io/type"
+	// MaxYurtAppDaemonNameLength keeps "<name>-<revision hash>" a valid label value.
+	MaxYurtAppDaemonNameLength = 52
+)
+
+// TemplateType is the kind of workload a YurtAppDaemon creates per pool.
+type TemplateType string
+
+// Workload kinds.
+const (
+	StatefulSetTemplateType TemplateType = "StatefulSet"
+	DeploymentTemplateType  TemplateType = "Deployment"
+)
+
+// YurtAppDaemonConditionType is the type of a YurtAppDaemon condition.
+type YurtAppDaemonConditionType string
+
+// Condition types of a YurtAppDaemon.
+const (
+	WorkLoadProvisioned YurtAppDaemonConditionType = "WorkLoadProvisioned"
+	WorkLoadUpdated     YurtAppDaemonConditionType = "WorkLoadUpdated"
+	WorkLoadFailure     YurtAppDaemonConditionType = "WorkLoadFailure"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// YurtAppDaemon runs one Deployment or StatefulSet per selected NodePool.
+type YurtAppDaemon struct {
+	metav1.TypeMeta
+	metav1.ObjectMeta
+
+	Spec   YurtAppDaemonSpec
+	Status YurtAppDaemonStatus
+}
+
+// YurtAppDaemonSpec is the desired state of a YurtAppDaemon.
+type YurtAppDaemonSpec struct {
+	Selector             *metav1.LabelSelector
+	WorkloadTemplate     WorkloadTemplate
+	NodePoolSelector     *metav1.LabelSelector
+	RevisionHistoryLimit *int32
+}
+
+// WorkloadTemplate holds exactly one workload template.
+type WorkloadTemplate struct {
+	StatefulSetTemplate *StatefulSetTemplateSpec
+	DeploymentTemplate  *DeploymentTemplateSpec
+}
+
+// StatefulSetTemplateSpec is the template of a per-pool StatefulSet.
+type StatefulSetTemplateSpec struct {
+	metav1.ObjectMeta
+	Spec appsv1.StatefulSetSpec
+}
+
+// DeploymentTemplateSpec is the template of a per-pool Deployment.
+type DeploymentTemplateSpec struct {
+	metav1.ObjectMeta
+	Spec appsv1.DeploymentSpec
+}
+
+// YurtAppDaemonStatus is the observed state of a YurtAppDaemon.
+type YurtAppDaemonStatus struct {
+	ObservedGeneration int64
+	CollisionCount     *int32
+	CurrentRevision    string
+	Conditions         []YurtAppDaemonCondition
+	TemplateType       TemplateType
+	NodePools          []string
+}
+
+// YurtAppDaemonCondition is one observation of a YurtAppDaemon's state.
+type YurtAppDaemonCondition struct {
+	Type               YurtAppDaemonConditionType
+	Status             corev1.ConditionStatus
+	LastTransitionTime metav1.Time
+	Reason             string
+	Message            string
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// YurtAppDaemonList is a list of YurtAppDaemons.
+type YurtAppDaemonList struct {
+	metav1.TypeMeta
+	metav1.ListMeta
+
+	Items []YurtAppDaemon
+}
+
+// NodePoolType is the kind of nodes in a pool.
+type NodePoolType string
+
+// Pool types.
+const (
+	Edge  NodePoolType = "Edge"
+	Cloud NodePoolType = "Cloud"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// NodePool is a named group of nodes with shared labels, annotations and taints.
+type NodePool struct {
+	metav1.TypeMeta
+	metav1.ObjectMeta
+
+	Spec   NodePoolSpec
+	Status NodePoolStatus
+}
+
+// NodePoolSpec is the desired state of a NodePool.
+type NodePoolSpec struct {
+	Type        NodePoolType
+	Selector    *metav1.LabelSelector
+	Labels      map[string]string
+	Annotations map[string]string
+	Taints      []corev1.Taint
+}
+
+// NodePoolStatus is the observed state of a NodePool.
+type NodePoolStatus struct {
+	ReadyNodeNum   int32
+	UnreadyNodeNum int32
+	Nodes          []string
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// NodePoolList is a list of NodePools.
+type NodePoolList struct {
+	metav1.TypeMeta
+	metav1.ListMeta
+
+	Items []NodePool
+}

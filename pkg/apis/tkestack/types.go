@@ -1,0 +1,125 @@
+package tkestack
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// Well-known names and defaults of the TApp API.
+const (
+	// DefaultTemplateName is the template name that refers to spec.template.
+	DefaultTemplateName = "default"
+	// DefaultMaxUnavailable is the default rolling-update budget.
+	DefaultMaxUnavailable = 1
+	// DefaultForceUpdateMaxUnavailable is the default budget for instances pinned to other templates.
+	DefaultForceUpdateMaxUnavailable = "100%"
+	// MaxReplicas bounds spec.replicas and every instance id.
+	MaxReplicas = 100000
+
+	// InstanceIDLabel maps a pod to its instance id.
+	InstanceIDLabel = "tapp_instance_key"
+	// TemplateHashLabel carries the hash of the pod's whole template.
+	TemplateHashLabel = "tapp_template_hash_key"
+	// UniqHashLabel carries the hash of the pod's template spec without images.
+	UniqHashLabel = "tapp_uniq_hash_key"
+	// InPlaceUpdateReadinessGate is the readiness gate the in-place update engine drives.
+	InPlaceUpdateReadinessGate = "tkestack.io/InPlaceUpdate"
+)
+
+// InstanceStatus is the state of one instance.
+type InstanceStatus string
+
+// Instance states. Only InstanceKilled has a meaning in spec.statuses.
+const (
+	InstanceNotCreated InstanceStatus = "NotCreated"
+	InstancePending    InstanceStatus = "Pending"
+	InstanceRunning    InstanceStatus = "Running"
+	InstanceUpdating   InstanceStatus = "Updating"
+	InstancePodFailed  InstanceStatus = "PodFailed"
+	InstancePodSucc    InstanceStatus = "PodSucc"
+	InstanceKilling    InstanceStatus = "Killing"
+	InstanceKilled     InstanceStatus = "Killed"
+	InstanceFailed     InstanceStatus = "Failed"
+	InstanceSucc       InstanceStatus = "Succ"
+	InstanceUnknown    InstanceStatus = "Unknown"
+)
+
+// AppStatus summarises a TApp.
+type AppStatus string
+
+// TApp states.
+const (
+	AppPending AppStatus = "Pending"
+	AppRunning AppStatus = "Running"
+	AppFailed  AppStatus = "Failed"
+	AppSucc    AppStatus = "Succ"
+	AppKilled  AppStatus = "Killed"
+)
+
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// TApp is a set of pods with stable identities and per-instance templates.
+type TApp struct {
+	metav1.TypeMeta
+	metav1.ObjectMeta
+
+	Spec   TAppSpec
+	Status TAppStatus
+}
+
+// TAppSpec is the desired state of a TApp.
+type TAppSpec struct {
+	Replicas                 int32
+	Selector                 *metav1.LabelSelector
+	Template                 corev1.PodTemplateSpec
+	TemplatePool             map[string]corev1.PodTemplateSpec
+	Statuses                 map[string]InstanceStatus
+	Templates                map[string]string
+	UpdateStrategy           TAppUpdateStrategy
+	ForceDeletePod           bool
+	AutoDeleteUnusedTemplate bool
+	NeverMigrate             bool
+	VolumeClaimTemplates     []corev1.PersistentVolumeClaim
+	ServiceName              string
+	DefaultTemplateName      string
+	// LegacyDefaultTemplateName holds the value of the capitalised key "DefaultTemplateName"
+	// used by old manifests. Defaulting moves it to DefaultTemplateName; it is never stored.
+	LegacyDefaultTemplateName string
+}
+
+// TAppUpdateStrategy describes how template changes roll out.
+type TAppUpdateStrategy struct {
+	Template       string
+	MaxUnavailable *intstr.IntOrString
+	ForceUpdate    ForceUpdateStrategy
+}
+
+// ForceUpdateStrategy bounds updates of instances pinned to templates other than the rolling one.
+type ForceUpdateStrategy struct {
+	MaxUnavailable *intstr.IntOrString
+}
+
+// TAppStatus is the observed state of a TApp.
+type TAppStatus struct {
+	ObservedGeneration   int64
+	Replicas             int32
+	ReadyReplicas        int32
+	UpdatedReplicas      int32
+	UpdatedReadyReplicas int32
+	ScaleLabelSelector   string
+	AppStatus            AppStatus
+	Statuses             map[string]InstanceStatus
+	Conditions           []metav1.Condition
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// TAppList is a list of TApps.
+type TAppList struct {
+	metav1.TypeMeta
+	metav1.ListMeta
+
+	Items []TApp
+}

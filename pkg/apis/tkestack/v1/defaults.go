@@ -1,0 +1,58 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/podtemplate"
+)
+
+// Defaults applied when a TApp is decoded.
+const (
+	defaultTemplateName              = "default"
+	defaultMaxUnavailable            = 1
+	defaultForceUpdateMaxUnavailable = "100%"
+)
+
+func addDefaultingFuncs(scheme *runtime.Scheme) error {
+	return RegisterDefaults(scheme)
+}
+
+// SetDefaults_TAppSpec fills the fields a user may leave out:
+//   - defaultTemplateName from the legacy "DefaultTemplateName" key, else "default";
+//   - updateStrategy.template from defaultTemplateName;
+//   - updateStrategy.maxUnavailable 1 and forceUpdate.maxUnavailable "100%";
+//   - selector from the labels of spec.template;
+//   - container port protocol TCP in every template, so ports merge by (containerPort, protocol).
+func SetDefaults_TAppSpec(spec *TAppSpec) {
+	if spec.DefaultTemplateName == "" {
+		spec.DefaultTemplateName = spec.LegacyDefaultTemplateName
+	}
+	if spec.DefaultTemplateName == "" {
+		spec.DefaultTemplateName = defaultTemplateName
+	}
+	if spec.UpdateStrategy.Template == "" {
+		spec.UpdateStrategy.Template = spec.DefaultTemplateName
+	}
+	if spec.UpdateStrategy.MaxUnavailable == nil {
+		v := intstr.FromInt32(defaultMaxUnavailable)
+		spec.UpdateStrategy.MaxUnavailable = &v
+	}
+	if spec.UpdateStrategy.ForceUpdate.MaxUnavailable == nil {
+		v := intstr.FromString(defaultForceUpdateMaxUnavailable)
+		spec.UpdateStrategy.ForceUpdate.MaxUnavailable = &v
+	}
+	if spec.Selector == nil && len(spec.Template.Labels) > 0 {
+		matchLabels := make(map[string]string, len(spec.Template.Labels))
+		for k, v := range spec.Template.Labels {
+			matchLabels[k] = v
+		}
+		spec.Selector = &metav1.LabelSelector{MatchLabels: matchLabels}
+	}
+	podtemplate.SetPortDefaults(&spec.Template.Spec)
+	for name, template := range spec.TemplatePool {
+		podtemplate.SetPortDefaults(&template.Spec)
+		spec.TemplatePool[name] = template
+	}
+}

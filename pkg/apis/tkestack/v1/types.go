@@ -1,0 +1,188 @@
+package v1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// InstanceStatus is the state of one instance. In spec.statuses only "Killed" is accepted: it stops the
+// instance and keeps it down. In status.statuses the values are NotCreated, Pending, Running, Updating,
+// PodFailed, PodSucc, Killing, Killed, Failed, Succ and Unknown.
+type InstanceStatus string
+
+// AppStatus summarises a TApp: Pending, Running, Failed, Succ or Killed.
+type AppStatus string
+
+// +genclient
+// +genclient:method=GetScale,verb=get,subresource=scale,result=k8s.io/api/autoscaling/v1.Scale
+// +genclient:method=UpdateScale,verb=update,subresource=scale,input=k8s.io/api/autoscaling/v1.Scale,result=k8s.io/api/autoscaling/v1.Scale
+// +genclient:method=ApplyScale,verb=apply,subresource=scale,input=k8s.io/api/autoscaling/v1.Scale,result=k8s.io/api/autoscaling/v1.Scale
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// TApp runs a set of pods with stable identities <name>-<id>. Every instance can use its own template
+// from a pool, be killed and brought back individually, and is updated in place when only images change.
+type TApp struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec defines the desired instances of this TApp.
+	// +optional
+	Spec TAppSpec `json:"spec,omitempty"`
+
+	// Status is the observed state of the instances. It may lag behind the spec.
+	// +optional
+	Status TAppStatus `json:"status,omitempty"`
+}
+
+// TAppSpec is the desired state of a TApp.
+type TAppSpec struct {
+	// Replicas is the desired number of instances; instance ids are 0..replicas-1. Killed instances keep
+	// their id and count towards replicas.
+	Replicas int32 `json:"replicas"`
+
+	// Selector is a label query over the pods of this TApp. Defaults to the labels of spec.template.
+	// It must match the labels of spec.template and of every templatePool entry, and cannot be changed.
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+
+	// Template is the pod template named "default". Instances use it unless spec.templates or
+	// spec.defaultTemplateName name a templatePool entry.
+	Template corev1.PodTemplateSpec `json:"template"`
+
+	// TemplatePool holds named pod templates. The name "default" is reserved for spec.template.
+	// +optional
+	TemplatePool map[string]corev1.PodTemplateSpec `json:"templatePool,omitempty"`
+
+	// Statuses holds the desired state of single instances, keyed by instance id. The only value is
+	// "Killed": the instance's pod is deleted and kept down. Remove the entry to bring it back.
+	// +optional
+	Statuses map[string]InstanceStatus `json:"statuses,omitempty"`
+
+	// Templates maps an instance id to the name of the template it runs ("default" or a templatePool key).
+	// Instances not listed run spec.defaultTemplateName.
+	// +optional
+	Templates map[string]string `json:"templates,omitempty"`
+
+	// UpdateStrategy controls how template changes are rolled out.
+	// +optional
+	UpdateStrategy TAppUpdateStrategy `json:"updateStrategy,omitempty"`
+
+	// ForceDeletePod force-deletes (grace period 0) terminating pods whose node is lost, so they can be recreated.
+	// +optional
+	ForceDeletePod bool `json:"forceDeletePod,omitempty"`
+
+	// AutoDeleteUnusedTemplate removes templatePool entries that no instance, the default template name
+	// nor the update strategy references. The removal cannot be undone.
+	// +optional
+	AutoDeleteUnusedTemplate bool `json:"autoDeleteUnusedTemplate,omitempty"`
+
+	// NeverMigrate keeps finished pods where they are instead of recreating them, whatever their restartPolicy.
+	// +optional
+	NeverMigrate bool `json:"neverMigrate,omitempty"`
+
+	// VolumeClaimTemplates are claims every instance gets its own copy of, named <claim>-<tapp>-<id>.
+	// Each claim must be mounted by name in the pod templates that use it. Claims are kept when an
+	// instance is killed or scaled away.
+	// +optional
+	// +listType=atomic
+	VolumeClaimTemplates []corev1.PersistentVolumeClaim `json:"volumeClaimTemplates,omitempty"`
+
+	// ServiceName is the headless Service that governs the pods' network identity. When set, every pod
+	// gets hostname <tapp>-<id> and subdomain serviceName.
+	// +optional
+	ServiceName string `json:"serviceName,omitempty"`
+
+	// DefaultTemplateName is the template used by instances not listed in spec.templates: "default"
+	// (spec.template) or a templatePool key. Defaults to "default".
+	DefaultTemplateName string `json:"defaultTemplateName"`
+
+	// LegacyDefaultTemplateName accepts the capitalised key "DefaultTemplateName" that older TApp manifests
+	// use. Its value is moved to defaultTemplateName when the object is stored, with a warning; setting both
+	// to different values is an error.
+	// +optional
+	LegacyDefaultTemplateName string `json:"DefaultTemplateName,omitempty"`
+}
+
+// TAppUpdateStrategy controls how template changes are rolled out.
+type TAppUpdateStrategy struct {
+	// Template is the name of the rolling-update template. Instances running it are updated in ascending
+	// id order, at most maxUnavailable at a time. Defaults to spec.defaultTemplateName.
+	// +optional
+	Template string `json:"template,omitempty"`
+
+	// MaxUnavailable is the number (e.g. 1) or percentage of replicas (e.g. "50%") that may be unavailable
+	// during a rolling update. Defaults to 1.
+	// +optional
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+
+	// ForceUpdate bounds updates of instances that run other templates.
+	// +optional
+	ForceUpdate ForceUpdateStrategy `json:"forceUpdate,omitempty"`
+}
+
+// ForceUpdateStrategy bounds updates of instances pinned to templates other than the rolling one.
+type ForceUpdateStrategy struct {
+	// MaxUnavailable is the number or percentage of those instances that may be unavailable at once.
+	// Defaults to "100%".
+	// +optional
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+}
+
+// TAppStatus is the observed state of a TApp.
+type TAppStatus struct {
+	// ObservedGeneration is the generation of the spec the controller last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Replicas is the number of instances that exist (every id whose status is not NotCreated). It is the
+	// value a HorizontalPodAutoscaler and kubectl scale see as the current size.
+	Replicas int32 `json:"replicas"`
+
+	// ReadyReplicas is the number of instances whose pod is Running and Ready.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+
+	// UpdatedReplicas is the number of instances whose pod runs the current version of its template.
+	// +optional
+	UpdatedReplicas int32 `json:"updatedReplicas,omitempty"`
+
+	// UpdatedReadyReplicas is the number of updated instances that are ready.
+	// +optional
+	UpdatedReadyReplicas int32 `json:"updatedReadyReplicas,omitempty"`
+
+	// ScaleLabelSelector is spec.selector as a label selector string, as used by the scale subresource.
+	// +optional
+	ScaleLabelSelector string `json:"scaleLabelSelector,omitempty"`
+
+	// AppStatus summarises the TApp: Pending, Running, Failed, Succ or Killed.
+	// +optional
+	AppStatus AppStatus `json:"appStatus,omitempty"`
+
+	// Statuses is the observed state of every instance, keyed by instance id.
+	// +optional
+	Statuses map[string]InstanceStatus `json:"statuses,omitempty"`
+
+	// Conditions are the latest observations of the TApp's state, such as Progressing and Available.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchMergeKey=type
+	// +patchStrategy=merge
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// TAppList is a list of TApps.
+type TAppList struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard list metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	// Items is the list of TApps.
+	Items []TApp `json:"items"`
+}
