@@ -20,10 +20,8 @@ package v1
 
 import (
 	context "context"
-	fmt "fmt"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
-	applyconfigurationautoscalingv1 "github.com/tapp-io/tapp-apiserver/pkg/generated/applyconfiguration/autoscaling/v1"
 	applyconfigurationtkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/generated/applyconfiguration/tkestack/v1"
 	scheme "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/scheme"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -31,7 +29,6 @@ import (
 	types "k8s.io/apimachinery/pkg/types"
 	watch "k8s.io/apimachinery/pkg/watch"
 	gentype "k8s.io/client-go/gentype"
-	apply "k8s.io/client-go/util/apply"
 )
 
 // TAppsGetter has a method to return a TAppInterface.
@@ -57,7 +54,6 @@ type TAppInterface interface {
 	ApplyStatus(ctx context.Context, tApp *applyconfigurationtkestackv1.TAppApplyConfiguration, opts metav1.ApplyOptions) (result *tkestackv1.TApp, err error)
 	GetScale(ctx context.Context, tAppName string, options metav1.GetOptions) (*autoscalingv1.Scale, error)
 	UpdateScale(ctx context.Context, tAppName string, scale *autoscalingv1.Scale, opts metav1.UpdateOptions) (*autoscalingv1.Scale, error)
-	ApplyScale(ctx context.Context, tAppName string, scale *applyconfigurationautoscalingv1.ScaleApplyConfiguration, opts metav1.ApplyOptions) (*autoscalingv1.Scale, error)
 
 	TAppExpansion
 }
@@ -105,30 +101,6 @@ func (c *tApps) UpdateScale(ctx context.Context, tAppName string, scale *autosca
 		SubResource("scale").
 		VersionedParams(&opts, scheme.ParameterCodec).
 		Body(scale).
-		Do(ctx).
-		Into(result)
-	return
-}
-
-// ApplyScale takes top resource name and the apply declarative configuration for scale,
-// applies it and returns the applied scale, and an error, if there is any.
-func (c *tApps) ApplyScale(ctx context.Context, tAppName string, scale *applyconfigurationautoscalingv1.ScaleApplyConfiguration, opts metav1.ApplyOptions) (result *autoscalingv1.Scale, err error) {
-	if scale == nil {
-		return nil, fmt.Errorf("scale provided to ApplyScale must not be nil")
-	}
-	patchOpts := opts.ToPatchOptions()
-	request, err := apply.NewRequest(c.GetClient(), scale)
-	if err != nil {
-		return nil, err
-	}
-
-	result = &autoscalingv1.Scale{}
-	err = request.
-		Namespace(c.GetNamespace()).
-		Resource("tapps").
-		Name(tAppName).
-		SubResource("scale").
-		VersionedParams(&patchOpts, scheme.ParameterCodec).
 		Do(ctx).
 		Into(result)
 	return

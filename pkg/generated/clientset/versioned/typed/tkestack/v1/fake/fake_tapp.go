@@ -20,16 +20,12 @@ package fake
 
 import (
 	context "context"
-	json "encoding/json"
-	fmt "fmt"
 
 	v1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
-	applyconfigurationautoscalingv1 "github.com/tapp-io/tapp-apiserver/pkg/generated/applyconfiguration/autoscaling/v1"
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/generated/applyconfiguration/tkestack/v1"
 	typedtkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/tkestack/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	types "k8s.io/apimachinery/pkg/types"
 	gentype "k8s.io/client-go/gentype"
 	testing "k8s.io/client-go/testing"
 )
@@ -74,26 +70,6 @@ func (c *fakeTApps) UpdateScale(ctx context.Context, tAppName string, scale *aut
 	emptyResult := &autoscalingv1.Scale{}
 	obj, err := c.Fake.
 		Invokes(testing.NewUpdateSubresourceActionWithOptions(c.Resource(), "scale", c.Namespace(), scale, opts), &autoscalingv1.Scale{})
-
-	if obj == nil {
-		return emptyResult, err
-	}
-	return obj.(*autoscalingv1.Scale), err
-}
-
-// ApplyScale takes top resource name and the apply declarative configuration for scale,
-// applies it and returns the applied scale, and an error, if there is any.
-func (c *fakeTApps) ApplyScale(ctx context.Context, tAppName string, scale *applyconfigurationautoscalingv1.ScaleApplyConfiguration, opts metav1.ApplyOptions) (result *autoscalingv1.Scale, err error) {
-	if scale == nil {
-		return nil, fmt.Errorf("scale provided to ApplyScale must not be nil")
-	}
-	data, err := json.Marshal(scale)
-	if err != nil {
-		return nil, err
-	}
-	emptyResult := &autoscalingv1.Scale{}
-	obj, err := c.Fake.
-		Invokes(testing.NewPatchSubresourceActionWithOptions(c.Resource(), c.Namespace(), tAppName, types.ApplyPatchType, data, opts.ToPatchOptions(), "scale"), emptyResult)
 
 	if obj == nil {
 		return emptyResult, err
