@@ -21,6 +21,7 @@ kube::codegen::gen_openapi \
   --output-dir "${ROOT}/pkg/generated/openapi" \
   --output-pkg "${MODULE}/pkg/generated/openapi" \
   --output-model-name-file zz_generated.model_name.go \
+  --extra-pkgs k8s.io/apimachinery/pkg/util/intstr \
   --extra-pkgs k8s.io/api/core/v1 \
   --extra-pkgs k8s.io/api/apps/v1 \
   --extra-pkgs k8s.io/api/autoscaling/v1 \

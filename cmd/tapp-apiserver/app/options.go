@@ -1,0 +1,100 @@
+// Package app holds the flags of tapp-apiserver and turns them into a running server.
+package app
+
+import (
+	"fmt"
+	"io"
+	"net"
+
+	"github.com/spf13/pflag"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apiserver"
+	"github.com/tapp-io/tapp-apiserver/pkg/embeddedetcd"
+)
+
+// etcdPrefix is where objects live in etcd: <prefix>/<group>/<resource>/<namespace>/<name>.
+const etcdPrefix = "/registry/tapp-apiserver"
+
+// Options are the flags of tapp-apiserver.
+type Options struct {
+	Recommended *genericoptions.RecommendedOptions
+
+	// Standalone serves without a Kubernetes cluster: loopback only, no authentication, authorization or
+	// core-API admission.
+	Standalone bool
+	// EmbeddedEtcd is used when no --etcd-servers are given.
+	EmbeddedEtcd embeddedetcd.Options
+	// WriteKubeconfig, when set, is where a kubeconfig for this server is written once it serves.
+	WriteKubeconfig string
+	// AlternateDNS are extra DNS names for the self-signed serving certificate, e.g. <service>.<namespace>.svc.
+	AlternateDNS []string
+
+	Stdout io.Writer
+}
+
+// NewOptions returns the default options.
+func NewOptions(stdout io.Writer) *Options {
+	o := &Options{
+		Recommended: genericoptions.NewRecommendedOptions(etcdPrefix,
+			apiserver.Codecs.LegacyCodec(apiserver.StorageVersions...)),
+		EmbeddedEtcd: embeddedetcd.Options{DataDir: "tapp-apiserver.etcd"},
+		Stdout:       stdout,
+	}
+	o.Recommended.Etcd.StorageConfig.EncodeVersioner = apiserver.StorageVersions
+	// The aggregated APIs are reached through kube-apiserver, which authenticates the caller.
+	o.Recommended.Authentication.RemoteKubeConfigFileOptional = true
+	o.Recommended.Authorization.RemoteKubeConfigFileOptional = true
+	return o
+}
+
+// AddFlags registers the flags.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	o.Recommended.AddFlags(fs)
+	fs.BoolVar(&o.Standalone, "standalone", o.Standalone,
+		"Serve without a Kubernetes cluster: bind to loopback only, no authentication, authorization, "+
+			"core-API admission or controllers. For local development.")
+	fs.StringVar(&o.EmbeddedEtcd.DataDir, "embedded-etcd-data-dir", o.EmbeddedEtcd.DataDir,
+		"Data directory of the embedded etcd that stores objects when --etcd-servers is not set.")
+	fs.BoolVar(&o.EmbeddedEtcd.UnsafeNoFsync, "embedded-etcd-unsafe-no-fsync", o.EmbeddedEtcd.UnsafeNoFsync,
+		"Skip fsync in the embedded etcd. Faster, but writes can be lost if the machine crashes. Tests only.")
+	fs.StringVar(&o.EmbeddedEtcd.LogLevel, "embedded-etcd-log-level", "error", "Log level of the embedded etcd.")
+	fs.StringVar(&o.WriteKubeconfig, "write-kubeconfig", o.WriteKubeconfig,
+		"Write a kubeconfig that reaches this server directly to this file once it serves (standalone mode).")
+	fs.StringSliceVar(&o.AlternateDNS, "alternate-dns", o.AlternateDNS,
+		"Extra DNS names for the self-signed serving certificate, e.g. api.tapp-system.svc.")
+}
+
+// Complete applies the consequences of --standalone.
+func (o *Options) Complete() {
+	if !o.Standalone {
+		return
+	}
+	o.Recommended.Authentication = nil
+	o.Recommended.Authorization = nil
+	o.Recommended.CoreAPI = nil
+	o.Recommended.Admission = nil
+	o.Recommended.Features.EnablePriorityAndFairness = false
+	if o.Recommended.SecureServing.BindAddress == nil || o.Recommended.SecureServing.BindAddress.IsUnspecified() {
+		o.Recommended.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
+	}
+}
+
+// Validate checks the flags. It runs after the embedded etcd, if any, has been started.
+func (o *Options) Validate() error {
+	errs := o.Recommended.Validate()
+	if o.Standalone {
+		if ip := o.Recommended.SecureServing.BindAddress; ip != nil && !ip.IsLoopback() {
+			errs = append(errs, fmt.Errorf("--standalone serves without authentication and binds to loopback only, not %s", ip))
+		}
+		if o.Recommended.SecureServing.Listener != nil {
+			if addr, ok := o.Recommended.SecureServing.Listener.Addr().(*net.TCPAddr); ok && !addr.IP.IsLoopback() {
+				errs = append(errs, fmt.Errorf("--standalone listens on loopback only, not %s", addr))
+			}
+		}
+	} else if o.WriteKubeconfig != "" {
+		errs = append(errs, fmt.Errorf("--write-kubeconfig is only supported with --standalone"))
+	}
+	return utilerrors.NewAggregate(errs)
+}

@@ -1,0 +1,123 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apiserver/pkg/endpoints/openapi"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	utilcompatibility "k8s.io/apiserver/pkg/util/compatibility"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/klog/v2"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apiserver"
+	"github.com/tapp-io/tapp-apiserver/pkg/embeddedetcd"
+	generatedopenapi "github.com/tapp-io/tapp-apiserver/pkg/generated/openapi"
+)
+
+// NewCommand returns the tapp-apiserver command.
+func NewCommand(ctx context.Context, o *Options) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tapp-apiserver",
+		Short: "Serve TApp, YurtAppDaemon and NodePool as an aggregated Kubernetes API",
+		Long: "tapp-apiserver serves apps.tkestack.io/v1 TApps and apps.openyurt.io/v1alpha1 YurtAppDaemons and " +
+			"NodePools from its own etcd. Register it with a cluster through APIServices, or run it with " +
+			"--standalone for local development.",
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return Run(cmd.Context(), o)
+		},
+	}
+	cmd.SetContext(ctx)
+	o.AddFlags(cmd.Flags())
+	utilfeature.DefaultMutableFeatureGate.AddFlag(cmd.Flags())
+	return cmd
+}
+
+// Run starts the server and blocks until ctx is done.
+func Run(ctx context.Context, o *Options) error {
+	o.Complete()
+	if len(o.Recommended.Etcd.StorageConfig.Transport.ServerList) == 0 {
+		etcd, err := embeddedetcd.Start(o.EmbeddedEtcd)
+		if err != nil {
+			return err
+		}
+		defer etcd.Stop()
+		klog.InfoS("Started embedded etcd", "dataDir", o.EmbeddedEtcd.DataDir, "url", etcd.ClientURL)
+		o.Recommended.Etcd.StorageConfig.Transport.ServerList = []string{etcd.ClientURL}
+	}
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	config, err := NewConfig(o)
+	if err != nil {
+		return err
+	}
+	server, err := config.Complete().New()
+	if err != nil {
+		return err
+	}
+	if o.WriteKubeconfig != "" {
+		serving := config.GenericConfig.SecureServing
+		server.GenericAPIServer.AddPostStartHookOrDie("write-kubeconfig", func(genericapiserver.PostStartHookContext) error {
+			return writeKubeconfig(o.WriteKubeconfig, serving)
+		})
+	}
+	return server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
+}
+
+// NewConfig turns the options into a server configuration.
+func NewConfig(o *Options) (*apiserver.Config, error) {
+	if err := o.Recommended.SecureServing.MaybeDefaultWithSelfSignedCerts(
+		"localhost", o.AlternateDNS, []net.IP{net.ParseIP("127.0.0.1")}); err != nil {
+		return nil, fmt.Errorf("creating self-signed certificates: %w", err)
+	}
+	config := genericapiserver.NewRecommendedConfig(apiserver.Codecs)
+	namer := openapi.NewDefinitionNamer(apiserver.Scheme)
+	config.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.GetOpenAPIDefinitions, namer)
+	config.OpenAPIConfig.Info.Title = "tapp-apiserver"
+	config.OpenAPIConfig.Info.Version = "v1"
+	config.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.GetOpenAPIDefinitions, namer)
+	config.OpenAPIV3Config.Info.Title = "tapp-apiserver"
+	config.OpenAPIV3Config.Info.Version = "v1"
+	config.EffectiveVersion = utilcompatibility.DefaultBuildEffectiveVersion()
+	if err := o.Recommended.ApplyTo(config); err != nil {
+		return nil, err
+	}
+	return &apiserver.Config{GenericConfig: config}, nil
+}
+
+// writeKubeconfig writes a kubeconfig that reaches the server on its loopback address and trusts its
+// serving certificate.
+func writeKubeconfig(path string, serving *genericapiserver.SecureServingInfo) error {
+	host := serving.Listener.Addr().String()
+	cluster := &clientcmdapi.Cluster{Server: "https://" + host}
+	if serving.Cert != nil {
+		if cert, _ := serving.Cert.CurrentCertKeyContent(); len(cert) > 0 {
+			cluster.CertificateAuthorityData = cert
+		}
+	}
+	if len(cluster.CertificateAuthorityData) == 0 {
+		cluster.InsecureSkipTLSVerify = true
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["tapp-apiserver"] = cluster
+	// The token only keeps kubectl from prompting for credentials: standalone mode authenticates nobody.
+	cfg.AuthInfos["standalone"] = &clientcmdapi.AuthInfo{Token: "standalone"}
+	cfg.Contexts["tapp-apiserver"] = &clientcmdapi.Context{Cluster: "tapp-apiserver", AuthInfo: "standalone", Namespace: "default"}
+	cfg.CurrentContext = "tapp-apiserver"
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return err
+	}
+	klog.InfoS("Wrote kubeconfig", "path", path, "server", cluster.Server)
+	return nil
+}

@@ -1,0 +1,167 @@
+package v1_test
+
+import (
+	"reflect"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/install"
+	v1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+)
+
+// defaulted applies the defaulters registered in a scheme built like the server's.
+func defaulted(t *testing.T, tapp *v1.TApp) *v1.TApp {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	install.Install(scheme)
+	scheme.Default(tapp)
+	return tapp
+}
+
+func template(labels map[string]string, ports ...corev1.ContainerPort) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: labels},
+		Spec: corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "init", Image: "busybox", Ports: ports}},
+			Containers:     []corev1.Container{{Name: "nginx", Image: "nginx", Ports: ports}},
+		},
+	}
+}
+
+func minimalTApp() *v1.TApp {
+	return &v1.TApp{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: v1.TAppSpec{
+			Replicas: 3,
+			Template: template(map[string]string{"app": "web", "tier": "front"}, corev1.ContainerPort{ContainerPort: 80}),
+		},
+	}
+}
+
+func TestDefaultsFillEmptySpec(t *testing.T) {
+	tapp := defaulted(t, minimalTApp())
+	spec := tapp.Spec
+
+	wantSelector := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web", "tier": "front"}}
+	if !reflect.DeepEqual(spec.Selector, wantSelector) {
+		t.Errorf("selector = %v, want %v", spec.Selector, wantSelector)
+	}
+	if spec.DefaultTemplateName != "default" {
+		t.Errorf("defaultTemplateName = %q, want default", spec.DefaultTemplateName)
+	}
+	if spec.UpdateStrategy.Template != "default" {
+		t.Errorf("updateStrategy.template = %q, want default", spec.UpdateStrategy.Template)
+	}
+	if got := spec.UpdateStrategy.MaxUnavailable; got == nil || *got != intstr.FromInt32(1) {
+		t.Errorf("updateStrategy.maxUnavailable = %v, want 1", got)
+	}
+	if got := spec.UpdateStrategy.ForceUpdate.MaxUnavailable; got == nil || *got != intstr.FromString("100%") {
+		t.Errorf("updateStrategy.forceUpdate.maxUnavailable = %v, want 100%%", got)
+	}
+	for _, containers := range [][]corev1.Container{spec.Template.Spec.InitContainers, spec.Template.Spec.Containers} {
+		if got := containers[0].Ports[0].Protocol; got != corev1.ProtocolTCP {
+			t.Errorf("template port protocol of %s = %q, want TCP", containers[0].Name, got)
+		}
+	}
+}
+
+func TestDefaultSelectorIsACopy(t *testing.T) {
+	tapp := defaulted(t, minimalTApp())
+	tapp.Spec.Selector.MatchLabels["extra"] = "x"
+	if _, ok := tapp.Spec.Template.Labels["extra"]; ok {
+		t.Errorf("the defaulted selector shares its map with the template labels")
+	}
+}
+
+func TestDefaultSelectorNeedsTemplateLabels(t *testing.T) {
+	tapp := minimalTApp()
+	tapp.Spec.Template.Labels = nil
+	if got := defaulted(t, tapp).Spec.Selector; got != nil {
+		t.Errorf("selector = %v, want nil when the template has no labels", got)
+	}
+}
+
+func TestDefaultPortProtocolInPool(t *testing.T) {
+	tapp := minimalTApp()
+	tapp.Spec.TemplatePool = map[string]corev1.PodTemplateSpec{
+		"canary": template(map[string]string{"app": "web"},
+			corev1.ContainerPort{ContainerPort: 80}, corev1.ContainerPort{ContainerPort: 53, Protocol: corev1.ProtocolUDP}),
+	}
+	pool := defaulted(t, tapp).Spec.TemplatePool["canary"]
+	for _, containers := range [][]corev1.Container{pool.Spec.InitContainers, pool.Spec.Containers} {
+		if got := containers[0].Ports[0].Protocol; got != corev1.ProtocolTCP {
+			t.Errorf("pool port protocol of %s = %q, want TCP", containers[0].Name, got)
+		}
+		if got := containers[0].Ports[1].Protocol; got != corev1.ProtocolUDP {
+			t.Errorf("pool port protocol of %s = %q, want the explicit UDP", containers[0].Name, got)
+		}
+	}
+}
+
+func TestDefaultLegacyDefaultTemplateName(t *testing.T) {
+	tapp := minimalTApp()
+	tapp.Spec.LegacyDefaultTemplateName = "test4"
+	spec := defaulted(t, tapp).Spec
+	if spec.DefaultTemplateName != "test4" {
+		t.Errorf("defaultTemplateName = %q, want the legacy value test4", spec.DefaultTemplateName)
+	}
+	if spec.UpdateStrategy.Template != "test4" {
+		t.Errorf("updateStrategy.template = %q, want test4 (follows defaultTemplateName)", spec.UpdateStrategy.Template)
+	}
+}
+
+func TestDefaultLegacyDoesNotOverrideExplicitName(t *testing.T) {
+	tapp := minimalTApp()
+	tapp.Spec.DefaultTemplateName = "test1"
+	tapp.Spec.LegacyDefaultTemplateName = "test4"
+	if got := defaulted(t, tapp).Spec.DefaultTemplateName; got != "test1" {
+		t.Errorf("defaultTemplateName = %q, want the explicit test1", got)
+	}
+}
+
+func TestDefaultsKeepExplicitValues(t *testing.T) {
+	maxUnavailable := intstr.FromString("50%")
+	forceMaxUnavailable := intstr.FromInt32(2)
+	selector := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	tapp := minimalTApp()
+	tapp.Spec.Selector = selector.DeepCopy()
+	tapp.Spec.DefaultTemplateName = "stable"
+	tapp.Spec.UpdateStrategy = v1.TAppUpdateStrategy{
+		Template:       "canary",
+		MaxUnavailable: &maxUnavailable,
+		ForceUpdate:    v1.ForceUpdateStrategy{MaxUnavailable: &forceMaxUnavailable},
+	}
+	tapp.Spec.Template.Spec.Containers[0].Ports[0].Protocol = corev1.ProtocolSCTP
+
+	spec := defaulted(t, tapp).Spec
+	if !reflect.DeepEqual(spec.Selector, selector) {
+		t.Errorf("selector = %v, want the explicit %v", spec.Selector, selector)
+	}
+	if spec.DefaultTemplateName != "stable" {
+		t.Errorf("defaultTemplateName = %q, want stable", spec.DefaultTemplateName)
+	}
+	if spec.UpdateStrategy.Template != "canary" {
+		t.Errorf("updateStrategy.template = %q, want canary", spec.UpdateStrategy.Template)
+	}
+	if *spec.UpdateStrategy.MaxUnavailable != intstr.FromString("50%") {
+		t.Errorf("updateStrategy.maxUnavailable = %v, want 50%%", spec.UpdateStrategy.MaxUnavailable)
+	}
+	if *spec.UpdateStrategy.ForceUpdate.MaxUnavailable != intstr.FromInt32(2) {
+		t.Errorf("updateStrategy.forceUpdate.maxUnavailable = %v, want 2", spec.UpdateStrategy.ForceUpdate.MaxUnavailable)
+	}
+	if got := spec.Template.Spec.Containers[0].Ports[0].Protocol; got != corev1.ProtocolSCTP {
+		t.Errorf("port protocol = %q, want the explicit SCTP", got)
+	}
+}
+
+func TestDefaultsAreIdempotent(t *testing.T) {
+	once := defaulted(t, minimalTApp())
+	twice := defaulted(t, once.DeepCopy())
+	if !reflect.DeepEqual(once, twice) {
+		t.Errorf("defaulting twice changed the object:\n once: %+v\ntwice: %+v", once.Spec, twice.Spec)
+	}
+}

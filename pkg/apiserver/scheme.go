@@ -1,0 +1,43 @@
+package apiserver
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	scalescheme "k8s.io/client-go/scale/scheme"
+	scaleautoscalingv1 "k8s.io/client-go/scale/scheme/autoscalingv1"
+
+	openyurtinstall "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/install"
+	openyurtv1alpha1 "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	tkestackinstall "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/install"
+	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+)
+
+var (
+	// Scheme knows every type the server serves, plus the Scale types of the scale subresource.
+	Scheme = runtime.NewScheme()
+	// Codecs encodes and decodes the types of Scheme.
+	Codecs = serializer.NewCodecFactory(Scheme)
+	// StorageVersions are the versions objects are stored in, one per group.
+	StorageVersions = schema.GroupVersions{tkestackv1.SchemeGroupVersion, openyurtv1alpha1.SchemeGroupVersion}
+)
+
+func init() {
+	tkestackinstall.Install(Scheme)
+	openyurtinstall.Install(Scheme)
+	utilruntime.Must(scalescheme.AddToScheme(Scheme))
+	utilruntime.Must(scaleautoscalingv1.AddToScheme(Scheme))
+
+	// Options and status types shared by every group, as every API server registers them.
+	metav1.AddToGroupVersion(Scheme, schema.GroupVersion{Version: "v1"})
+	unversioned := schema.GroupVersion{Group: "", Version: "v1"}
+	Scheme.AddUnversionedTypes(unversioned,
+		&metav1.Status{},
+		&metav1.APIVersions{},
+		&metav1.APIGroupList{},
+		&metav1.APIGroup{},
+		&metav1.APIResourceList{},
+	)
+}

@@ -1,0 +1,65 @@
+package nodepool
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
+	"github.com/tapp-io/tapp-apiserver/pkg/registry"
+)
+
+// Storage holds the REST storage of nodepools and its status.
+type Storage struct {
+	NodePool *registry.REST
+	Status   *registry.StatusREST
+}
+
+// NewStorage builds the etcd-backed storage of nodepools and nodepools/status.
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*Storage, error) {
+	strategy := NewStrategy(scheme)
+	store := &genericregistry.Store{
+		NewFunc:                   func() runtime.Object { return &openyurt.NodePool{} },
+		NewListFunc:               func() runtime.Object { return &openyurt.NodePoolList{} },
+		PredicateFunc:             Match,
+		DefaultQualifiedResource:  openyurt.Resource("nodepools"),
+		SingularQualifiedResource: openyurt.Resource("nodepool"),
+
+		CreateStrategy:      strategy,
+		UpdateStrategy:      strategy,
+		DeleteStrategy:      strategy,
+		ResetFieldsStrategy: strategy,
+
+		TableConvertor: tableConvertor,
+	}
+	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: GetAttrs}); err != nil {
+		return nil, err
+	}
+	return &Storage{
+		NodePool: registry.NewREST(store, []string{"np"}, nil),
+		Status:   registry.NewStatusREST(store, NewStatusStrategy(scheme)),
+	}, nil
+}
+
+// tableConvertor prints NodePools: NAME TYPE READYNODES NOTREADYNODES AGE, and with -o wide the node selector.
+var tableConvertor = registry.TableConvertor{
+	Columns: []metav1.TableColumnDefinition{
+		{Name: "Type", Type: "string", Description: "Edge or Cloud."},
+		{Name: "ReadyNodes", Type: "integer", Description: "The number of Ready nodes in the pool."},
+		{Name: "NotReadyNodes", Type: "integer", Description: "The number of nodes in the pool that are not Ready."},
+		{Name: "Selector", Type: "string", Priority: 1, Description: "The label selector of the pool's nodes."},
+	},
+	Row: func(obj runtime.Object) ([]interface{}, error) {
+		pool, ok := obj.(*openyurt.NodePool)
+		if !ok {
+			return nil, registry.ObjectTypeError("NodePool", obj)
+		}
+		return []interface{}{
+			string(pool.Spec.Type),
+			int64(pool.Status.ReadyNodeNum),
+			int64(pool.Status.UnreadyNodeNum),
+			registry.SelectorString(pool.Spec.Selector),
+		}, nil
+	},
+}

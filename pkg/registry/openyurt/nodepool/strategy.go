@@ -1,0 +1,153 @@
+// Package nodepool is the REST storage of the cluster-scoped apps.openyurt.io NodePools and their status.
+package nodepool
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/storage/names"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/validation"
+)
+
+const resetFieldsVersion = fieldpath.APIVersion("apps.openyurt.io/v1alpha1")
+
+// GetAttrs returns the labels and selectable fields of a NodePool.
+func GetAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
+	pool, ok := obj.(*openyurt.NodePool)
+	if !ok {
+		return nil, nil, fmt.Errorf("expected a NodePool, got %T", obj)
+	}
+	return pool.Labels, generic.ObjectMetaFieldsSet(&pool.ObjectMeta, false), nil
+}
+
+// Match selects NodePools by label and field selectors.
+func Match(label labels.Selector, field fields.Selector) storage.SelectionPredicate {
+	return storage.SelectionPredicate{Label: label, Field: field, GetAttrs: GetAttrs}
+}
+
+type strategy struct {
+	runtime.ObjectTyper
+	names.NameGenerator
+}
+
+// NewStrategy returns the strategy of the main NodePool resource.
+func NewStrategy(typer runtime.ObjectTyper) strategy {
+	return strategy{typer, names.SimpleNameGenerator}
+}
+
+func (strategy) NamespaceScoped() bool { return false }
+
+// GetResetFields says that writes to the main resource never change status.
+func (strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return map[fieldpath.APIVersion]*fieldpath.Set{
+		resetFieldsVersion: fieldpath.NewSet(fieldpath.MakePathOrDie("status")),
+	}
+}
+
+// PrepareForCreate drops any client-sent status, defaults the node selector to the pool's membership
+// label and labels the pool with its type.
+func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	pool := obj.(*openyurt.NodePool)
+	pool.Status = openyurt.NodePoolStatus{}
+	pool.Generation = 1
+	if pool.Spec.Selector == nil && pool.Name != "" {
+		pool.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{openyurt.NodePoolLabel: pool.Name}}
+	}
+	labelWithType(pool)
+}
+
+// PrepareForUpdate keeps the stored status, keeps the type label in step and bumps the generation when
+// the spec changes.
+func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	newPool, oldPool := obj.(*openyurt.NodePool), old.(*openyurt.NodePool)
+	newPool.Status = oldPool.Status
+	if newPool.Spec.Selector == nil {
+		newPool.Spec.Selector = oldPool.Spec.Selector
+	}
+	labelWithType(newPool)
+	if !apiequality.Semantic.DeepEqual(newPool.Spec, oldPool.Spec) {
+		newPool.Generation = oldPool.Generation + 1
+	}
+}
+
+// labelWithType puts nodepool.openyurt.io/type=<edge|cloud> on the pool, so pools can be selected by type.
+func labelWithType(pool *openyurt.NodePool) {
+	if pool.Spec.Type == "" {
+		return
+	}
+	if pool.Labels == nil {
+		pool.Labels = map[string]string{}
+	}
+	pool.Labels[openyurt.NodePoolTypeLabel] = strings.ToLower(string(pool.Spec.Type))
+}
+
+func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	return validation.ValidateNodePool(obj.(*openyurt.NodePool))
+}
+
+func (strategy) WarningsOnCreate(context.Context, runtime.Object) []string { return nil }
+
+func (strategy) Canonicalize(runtime.Object) {}
+
+func (strategy) AllowCreateOnUpdate() bool { return false }
+
+func (strategy) AllowUnconditionalUpdate() bool { return true }
+
+func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	return validation.ValidateNodePoolUpdate(obj.(*openyurt.NodePool), old.(*openyurt.NodePool))
+}
+
+func (strategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
+	return nil
+}
+
+type statusStrategy struct {
+	strategy
+}
+
+// NewStatusStrategy returns the strategy of the status subresource.
+func NewStatusStrategy(typer runtime.ObjectTyper) statusStrategy {
+	return statusStrategy{NewStrategy(typer)}
+}
+
+// GetResetFields says that writes to status never change spec or metadata.
+func (statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return map[fieldpath.APIVersion]*fieldpath.Set{
+		resetFieldsVersion: fieldpath.NewSet(
+			fieldpath.MakePathOrDie("spec"),
+			fieldpath.MakePathOrDie("metadata", "labels"),
+			fieldpath.MakePathOrDie("metadata", "annotations"),
+		),
+	}
+}
+
+// PrepareForUpdate keeps the stored spec and metadata; only status changes.
+func (statusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	newPool, oldPool := obj.(*openyurt.NodePool), old.(*openyurt.NodePool)
+	newPool.Spec = oldPool.Spec
+	metav1.ResetObjectMetaForStatus(newPool, oldPool)
+}
+
+func (statusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	return validation.ValidateNodePoolStatusUpdate(obj.(*openyurt.NodePool), old.(*openyurt.NodePool))
+}
+
+var (
+	_ rest.RESTCreateUpdateStrategy  = strategy{}
+	_ rest.RESTDeleteStrategy        = strategy{}
+	_ rest.ResetFieldsStrategy       = strategy{}
+	_ rest.UpdateResetFieldsStrategy = statusStrategy{}
+)

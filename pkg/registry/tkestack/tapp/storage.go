@@ -1,0 +1,58 @@
+package tapp
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/generic"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	"github.com/tapp-io/tapp-apiserver/pkg/registry"
+)
+
+// Storage holds the REST storage of tapps and its subresources.
+type Storage struct {
+	TApp   *registry.REST
+	Status *registry.StatusREST
+	Scale  *ScaleREST
+}
+
+// NewStorage builds the etcd-backed storage of tapps, tapps/status and tapps/scale.
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*Storage, error) {
+	store := &genericregistry.Store{
+		NewFunc:                   func() runtime.Object { return &tkestack.TApp{} },
+		NewListFunc:               func() runtime.Object { return &tkestack.TAppList{} },
+		PredicateFunc:             Match,
+		DefaultQualifiedResource:  tkestack.Resource("tapps"),
+		SingularQualifiedResource: tkestack.Resource("tapp"),
+
+		CreateStrategy:      NewStrategy(scheme),
+		UpdateStrategy:      NewStrategy(scheme),
+		DeleteStrategy:      NewStrategy(scheme).(rest.RESTDeleteStrategy),
+		ResetFieldsStrategy: NewStrategy(scheme),
+
+		TableConvertor: tableConvertor,
+	}
+	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: GetAttrs}); err != nil {
+		return nil, err
+	}
+
+	return &Storage{
+		TApp:   registry.NewREST(store, []string{"tapp"}, []string{"all"}),
+		Status: registry.NewStatusREST(store, NewStatusStrategy(scheme)),
+		Scale:  &ScaleREST{store: store},
+	}, nil
+}
+
+// genericapiRequestGroupVersion returns the group version the client addressed, if any.
+func genericapiRequestGroupVersion(ctx context.Context) (schema.GroupVersion, bool) {
+	info, ok := genericapirequest.RequestInfoFrom(ctx)
+	if !ok || info.APIGroup == "" || info.APIVersion == "" {
+		return schema.GroupVersion{}, false
+	}
+	return schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}, true
+}

@@ -1,0 +1,166 @@
+// Package tapp is the REST storage of apps.tkestack.io TApps: the main resource, its status and its
+// scale subresource.
+package tapp
+
+import (
+	"context"
+	"fmt"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/storage/names"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/validation"
+)
+
+// resetFieldsVersion is the API version the reset field sets are expressed in.
+const resetFieldsVersion = fieldpath.APIVersion("apps.tkestack.io/v1")
+
+// GetAttrs returns the labels and selectable fields of a TApp.
+func GetAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
+	tapp, ok := obj.(*tkestack.TApp)
+	if !ok {
+		return nil, nil, fmt.Errorf("expected a TApp, got %T", obj)
+	}
+	return tapp.Labels, generic.ObjectMetaFieldsSet(&tapp.ObjectMeta, true), nil
+}
+
+// Match selects TApps by label and field selectors.
+func Match(label labels.Selector, field fields.Selector) storage.SelectionPredicate {
+	return storage.SelectionPredicate{Label: label, Field: field, GetAttrs: GetAttrs}
+}
+
+// strategy implements create, update and delete of the main resource.
+type strategy struct {
+	runtime.ObjectTyper
+	names.NameGenerator
+}
+
+// NewStrategy returns the strategy of the main TApp resource.
+func NewStrategy(typer runtime.ObjectTyper) rest.CreateUpdateResetFieldsStrategy {
+	return strategy{typer, names.SimpleNameGenerator}
+}
+
+var _ rest.RESTDeleteStrategy = strategy{}
+
+func (strategy) NamespaceScoped() bool { return true }
+
+// GetResetFields says that writes to the main resource never change status.
+func (strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return map[fieldpath.APIVersion]*fieldpath.Set{
+		resetFieldsVersion: fieldpath.NewSet(fieldpath.MakePathOrDie("status")),
+	}
+}
+
+// PrepareForCreate drops any status the client sent, starts the generation at 1 and records the scale
+// selector, which is derived from the spec.
+func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	tapp := obj.(*tkestack.TApp)
+	tapp.Status = tkestack.TAppStatus{ScaleLabelSelector: scaleSelector(tapp)}
+	tapp.Generation = 1
+}
+
+// PrepareForUpdate keeps the stored status and bumps the generation when the spec changes.
+func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	newTApp, oldTApp := obj.(*tkestack.TApp), old.(*tkestack.TApp)
+	newTApp.Status = oldTApp.Status
+	if !apiequality.Semantic.DeepEqual(newTApp.Spec, oldTApp.Spec) {
+		newTApp.Generation = oldTApp.Generation + 1
+	}
+}
+
+func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	return validation.ValidateTApp(obj.(*tkestack.TApp))
+}
+
+func (strategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
+	return warnings(obj.(*tkestack.TApp))
+}
+
+// Canonicalize drops the legacy spelling of defaultTemplateName once validation has accepted it.
+func (strategy) Canonicalize(obj runtime.Object) {
+	obj.(*tkestack.TApp).Spec.LegacyDefaultTemplateName = ""
+}
+
+func (strategy) AllowCreateOnUpdate() bool { return false }
+
+func (strategy) AllowUnconditionalUpdate() bool { return true }
+
+func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	return validation.ValidateTAppUpdate(obj.(*tkestack.TApp), old.(*tkestack.TApp))
+}
+
+func (strategy) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
+	return warnings(obj.(*tkestack.TApp))
+}
+
+// warnings explains accepted input that is stored differently from how it was written.
+func warnings(tapp *tkestack.TApp) []string {
+	var out []string
+	if tapp.Spec.LegacyDefaultTemplateName != "" {
+		out = append(out, fmt.Sprintf(
+			"spec.DefaultTemplateName is a deprecated spelling; stored as spec.defaultTemplateName=%q",
+			tapp.Spec.LegacyDefaultTemplateName))
+	}
+	return out
+}
+
+// scaleSelector renders spec.selector as a label selector string, or "" when it is missing or invalid.
+func scaleSelector(tapp *tkestack.TApp) string {
+	if tapp.Spec.Selector == nil {
+		return ""
+	}
+	selector, err := metav1.LabelSelectorAsSelector(tapp.Spec.Selector)
+	if err != nil {
+		return ""
+	}
+	return selector.String()
+}
+
+// statusStrategy implements updates of the status subresource.
+type statusStrategy struct {
+	strategy
+}
+
+// NewStatusStrategy returns the strategy of the status subresource.
+func NewStatusStrategy(typer runtime.ObjectTyper) rest.UpdateResetFieldsStrategy {
+	return statusStrategy{strategy{typer, names.SimpleNameGenerator}}
+}
+
+// GetResetFields says that writes to status never change spec or metadata.
+func (statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return map[fieldpath.APIVersion]*fieldpath.Set{
+		resetFieldsVersion: fieldpath.NewSet(
+			fieldpath.MakePathOrDie("spec"),
+			fieldpath.MakePathOrDie("metadata", "labels"),
+			fieldpath.MakePathOrDie("metadata", "annotations"),
+		),
+	}
+}
+
+// PrepareForUpdate keeps the stored spec and metadata; only status changes.
+func (statusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	newTApp, oldTApp := obj.(*tkestack.TApp), old.(*tkestack.TApp)
+	newTApp.Spec = oldTApp.Spec
+	metav1.ResetObjectMetaForStatus(newTApp, oldTApp)
+}
+
+func (statusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	return validation.ValidateTAppStatusUpdate(obj.(*tkestack.TApp), old.(*tkestack.TApp))
+}
+
+func (statusStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
+	return nil
+}
+
+// Canonicalize leaves a status update untouched.
+func (statusStrategy) Canonicalize(runtime.Object) {}
