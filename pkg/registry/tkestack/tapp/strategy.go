@@ -73,9 +73,17 @@ func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	newTApp, oldTApp := obj.(*tkestack.TApp), old.(*tkestack.TApp)
 	newTApp.Status = oldTApp.Status
-	if !apiequality.Semantic.DeepEqual(newTApp.Spec, oldTApp.Spec) {
+	if specChanged(&newTApp.Spec, &oldTApp.Spec) {
 		newTApp.Generation = oldTApp.Generation + 1
 	}
+}
+
+// specChanged compares two specs as they will be stored: the legacy spelling of defaultTemplateName is
+// dropped by Canonicalize, so re-sending it is no change.
+func specChanged(newSpec, oldSpec *tkestack.TAppSpec) bool {
+	n, o := *newSpec, *oldSpec
+	n.LegacyDefaultTemplateName, o.LegacyDefaultTemplateName = "", ""
+	return !apiequality.Semantic.DeepEqual(n, o)
 }
 
 func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {

@@ -1,0 +1,60 @@
+# tapp-apiserver: an aggregated Kubernetes API server for TApp, YurtAppDaemon and NodePool.
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -o errexit -o nounset -o pipefail -c
+
+GO ?= go
+BIN_DIR := bin
+OUTPUT_DIR := _output
+STANDALONE_DIR := $(OUTPUT_DIR)/standalone
+SECURE_PORT ?= 8443
+GO_TEST_FLAGS ?= -count=1
+
+.PHONY: all build run test unit integration verify verify-gofmt verify-vet verify-codegen verify-module-pins codegen clean
+
+all: build
+
+## build: compile bin/tapp-apiserver
+build:
+	$(GO) build -o $(BIN_DIR)/tapp-apiserver ./cmd/tapp-apiserver
+
+## run: serve in standalone mode on https://127.0.0.1:$(SECURE_PORT); kubeconfig in $(STANDALONE_DIR)/kubeconfig
+run: build
+	mkdir -p $(STANDALONE_DIR)
+	$(BIN_DIR)/tapp-apiserver --standalone \
+		--secure-port $(SECURE_PORT) \
+		--cert-dir $(STANDALONE_DIR)/certs \
+		--embedded-etcd-data-dir $(STANDALONE_DIR)/etcd \
+		--write-kubeconfig $(STANDALONE_DIR)/kubeconfig
+
+## test: static checks, unit tests and integration tests (what CI runs)
+test: verify unit integration
+
+## unit: unit tests of the API, registry and server packages
+unit:
+	$(GO) test $(GO_TEST_FLAGS) ./cmd/... ./pkg/...
+
+## integration: the in-process server with embedded etcd, driven through client-go
+integration:
+	$(GO) test $(GO_TEST_FLAGS) ./test/integration/...
+
+## verify: formatting, vet, generated code and module pins
+verify: verify-gofmt verify-vet verify-module-pins verify-codegen
+
+verify-gofmt:
+	@out=$$(gofmt -l cmd pkg test hack 2>/dev/null); if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+verify-vet:
+	$(GO) vet ./...
+
+verify-codegen:
+	./hack/verify-codegen.sh
+
+verify-module-pins:
+	./hack/verify-module-pins.sh
+
+## codegen: regenerate deepcopy, defaulters, conversions, OpenAPI, clientset, listers, informers, apply configurations
+codegen:
+	./hack/update-codegen.sh
+
+clean:
+	rm -rf $(BIN_DIR) $(OUTPUT_DIR)
