@@ -43,9 +43,6 @@ func NewOptions(stdout io.Writer) *Options {
 		Stdout:       stdout,
 	}
 	o.Recommended.Etcd.StorageConfig.EncodeVersioner = apiserver.StorageVersions
-	// The aggregated APIs are reached through kube-apiserver, which authenticates the caller.
-	o.Recommended.Authentication.RemoteKubeConfigFileOptional = true
-	o.Recommended.Authorization.RemoteKubeConfigFileOptional = true
 	return o
 }
 
@@ -66,9 +63,18 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Extra DNS names for the self-signed serving certificate, e.g. api.tapp-system.svc.")
 }
 
-// Complete applies the consequences of --standalone.
+// Complete applies the consequences of --standalone. In cluster mode, --kubeconfig also serves for
+// delegated authentication and authorization unless their own kubeconfig flags are set.
 func (o *Options) Complete() {
 	if !o.Standalone {
+		if kubeconfig := o.Recommended.CoreAPI.CoreAPIKubeconfigPath; kubeconfig != "" {
+			if o.Recommended.Authentication.RemoteKubeConfigFile == "" {
+				o.Recommended.Authentication.RemoteKubeConfigFile = kubeconfig
+			}
+			if o.Recommended.Authorization.RemoteKubeConfigFile == "" {
+				o.Recommended.Authorization.RemoteKubeConfigFile = kubeconfig
+			}
+		}
 		return
 	}
 	o.Recommended.Authentication = nil

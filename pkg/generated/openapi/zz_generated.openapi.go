@@ -1202,7 +1202,7 @@ func schema_pkg_apis_tkestack_v1_TAppSpec(ref common.ReferenceCallback) common.O
 					},
 					"updateStrategy": {
 						SchemaProps: spec.SchemaProps{
-							Description: "UpdateStrategy controls how template changes are rolled out.",
+							Description: "UpdateStrategy names the rolling-update template and bounds how many instances update at once.",
 							Default:     map[string]interface{}{},
 							Ref:         ref(v1.TAppUpdateStrategy{}.OpenAPIModelName()),
 						},
@@ -1406,7 +1406,7 @@ func schema_pkg_apis_tkestack_v1_TAppUpdateStrategy(ref common.ReferenceCallback
 					},
 					"forceUpdate": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ForceUpdate bounds updates of instances that run other templates.",
+							Description: "ForceUpdate is the budget for instances that run templates other than the rolling one.",
 							Default:     map[string]interface{}{},
 							Ref:         ref(v1.ForceUpdateStrategy{}.OpenAPIModelName()),
 						},

@@ -65,7 +65,7 @@ type TAppSpec struct {
 	// +optional
 	Templates map[string]string `json:"templates,omitempty"`
 
-	// UpdateStrategy controls how template changes are rolled out.
+	// UpdateStrategy names the rolling-update template and bounds how many instances update at once.
 	// +optional
 	UpdateStrategy TAppUpdateStrategy `json:"updateStrategy,omitempty"`
 
@@ -117,7 +117,7 @@ type TAppUpdateStrategy struct {
 	// +optional
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 
-	// ForceUpdate bounds updates of instances that run other templates.
+	// ForceUpdate is the budget for instances that run templates other than the rolling one.
 	// +optional
 	ForceUpdate ForceUpdateStrategy `json:"forceUpdate,omitempty"`
 }

@@ -46,7 +46,7 @@ type TAppSpecApplyConfiguration struct {
 	// Templates maps an instance id to the name of the template it runs ("default" or a templatePool key).
 	// Instances not listed run spec.defaultTemplateName.
 	Templates map[string]string `json:"templates,omitempty"`
-	// UpdateStrategy controls how template changes are rolled out.
+	// UpdateStrategy names the rolling-update template and bounds how many instances update at once.
 	UpdateStrategy *TAppUpdateStrategyApplyConfiguration `json:"updateStrategy,omitempty"`
 	// ForceDeletePod force-deletes (grace period 0) terminating pods whose node is lost, so they can be recreated.
 	ForceDeletePod *bool `json:"forceDeletePod,omitempty"`

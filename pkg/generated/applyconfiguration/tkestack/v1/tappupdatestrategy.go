@@ -33,7 +33,7 @@ type TAppUpdateStrategyApplyConfiguration struct {
 	// MaxUnavailable is the number (e.g. 1) or percentage of replicas (e.g. "50%") that may be unavailable
 	// during a rolling update. Defaults to 1.
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
-	// ForceUpdate bounds updates of instances that run other templates.
+	// ForceUpdate is the budget for instances that run templates other than the rolling one.
 	ForceUpdate *ForceUpdateStrategyApplyConfiguration `json:"forceUpdate,omitempty"`
 }
 
