@@ -77,6 +77,9 @@ func (r *ScaleREST) ConvertToTable(ctx context.Context, object runtime.Object, t
 
 // toScaleCreateValidation lets admission see the Scale, not the TApp, when it checks a scale write.
 func toScaleCreateValidation(f rest.ValidateObjectFunc) rest.ValidateObjectFunc {
+	if f == nil {
+		return nil
+	}
 	return func(ctx context.Context, obj runtime.Object) error {
 		scale, err := scaleFromTApp(obj.(*tkestack.TApp))
 		if err != nil {
@@ -87,6 +90,9 @@ func toScaleCreateValidation(f rest.ValidateObjectFunc) rest.ValidateObjectFunc 
 }
 
 func toScaleUpdateValidation(f rest.ValidateObjectUpdateFunc) rest.ValidateObjectUpdateFunc {
+	if f == nil {
+		return nil
+	}
 	return func(ctx context.Context, obj, old runtime.Object) error {
 		newScale, err := scaleFromTApp(obj.(*tkestack.TApp))
 		if err != nil {

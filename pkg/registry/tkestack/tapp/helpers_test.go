@@ -1,0 +1,38 @@
+package tapp
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+)
+
+func testPodTemplate(image string) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "x"}},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "main", Image: image}},
+		},
+	}
+}
+
+// validTApp returns a defaulted TApp that passes validation.
+func validTApp() *tkestack.TApp {
+	return &tkestack.TApp{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "web", Namespace: "default", UID: "uid-1", ResourceVersion: "5", Generation: 3,
+			Labels: map[string]string{"team": "a"}, Annotations: map[string]string{"note": "a"},
+		},
+		Spec: tkestack.TAppSpec{
+			Replicas:            2,
+			Selector:            &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}},
+			Template:            testPodTemplate("nginx:1"),
+			TemplatePool:        map[string]corev1.PodTemplateSpec{"canary": testPodTemplate("nginx:2")},
+			DefaultTemplateName: tkestack.DefaultTemplateName,
+		},
+		Status: tkestack.TAppStatus{
+			ObservedGeneration: 3, Replicas: 2, ReadyReplicas: 1, ScaleLabelSelector: "app=x",
+			AppStatus: tkestack.AppRunning,
+		},
+	}
+}
