@@ -9,7 +9,7 @@ STANDALONE_DIR := $(OUTPUT_DIR)/standalone
 SECURE_PORT ?= 8443
 GO_TEST_FLAGS ?= -count=1
 
-.PHONY: all build run test unit integration verify verify-gofmt verify-vet verify-codegen verify-module-pins codegen clean
+.PHONY: all build run local-up tools test unit integration verify verify-gofmt verify-vet verify-codegen verify-module-pins codegen clean
 
 all: build
 
@@ -25,6 +25,14 @@ run: build
 		--cert-dir $(STANDALONE_DIR)/certs \
 		--embedded-etcd-data-dir $(STANDALONE_DIR)/etcd \
 		--write-kubeconfig $(STANDALONE_DIR)/kubeconfig
+
+## tools: build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok into the cache
+tools:
+	./hack/build-tools.sh
+
+## local-up: a local control plane with tapp-apiserver behind the aggregator (foreground, Ctrl-C stops it)
+local-up:
+	./hack/local-up.sh
 
 ## test: static checks, unit tests and integration tests (what CI runs)
 test: verify unit integration

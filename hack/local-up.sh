@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Starts a local Kubernetes control plane on loopback with tapp-apiserver registered behind the aggregator,
+# in the foreground; Ctrl-C stops every process it started. Binaries are built once into a cache
+# (hack/build-tools.sh). Writes _output/local/kubeconfig and logs under _output/local/logs/.
+set -o errexit -o nounset -o pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "${ROOT}"
+TOOLS_DIR=$(./hack/build-tools.sh | tail -n 1)
+go build -o bin/tapp-apiserver ./cmd/tapp-apiserver
+go build -o bin/localup ./hack/localup
+exec bin/localup --work-dir "${LOCAL_UP_DIR:-_output/local}" --tools-dir "${TOOLS_DIR}" --server-binary bin/tapp-apiserver "$@"

@@ -1,0 +1,390 @@
+// Package localcluster runs a real Kubernetes control plane on loopback with tapp-apiserver registered
+// behind kube-apiserver's aggregator: etcd, kube-apiserver (client certificates, RBAC, front proxy),
+// kube-controller-manager, kube-scheduler, kwok with fake nodes, and tapp-apiserver in cluster mode with its
+// own embedded etcd. hack/local-up.sh and the end-to-end tests both start clusters through it.
+package localcluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509/pkix"
+	"embed"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+//go:embed manifests/*.yaml
+var manifests embed.FS
+
+// Config says where the local cluster keeps its files and which binaries it runs.
+type Config struct {
+	// WorkDir holds certificates, kubeconfigs, data and logs (logs/). It is created if missing.
+	WorkDir string
+	// ToolsDir holds etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok.
+	ToolsDir string
+	// ServerBinary is the tapp-apiserver binary.
+	ServerBinary string
+	// ServerArgs are extra flags for tapp-apiserver.
+	ServerArgs []string
+	// Nodes is the number of kwok nodes to create.
+	Nodes int
+	// Log receives progress lines; nil discards them.
+	Log func(format string, args ...interface{})
+}
+
+// Cluster is a running local cluster.
+type Cluster struct {
+	cfg Config
+	// Kubeconfig is the admin kubeconfig (user "admin" in group system:masters).
+	Kubeconfig string
+	// AdminConfig is the admin client configuration.
+	AdminConfig *rest.Config
+	// ServerURL is tapp-apiserver's own address, bypassing the aggregator.
+	ServerURL string
+	// ServerCAFile is the CA bundle of tapp-apiserver's serving certificate.
+	ServerCAFile string
+
+	pki        *clusterPKI
+	kubeAPIURL string
+	processes  []*process
+}
+
+type clusterPKI struct {
+	clientCA, frontProxyCA   *authority
+	apiserverServing         certFiles
+	admin, frontProxyClient  certFiles
+	tappServer               certFiles
+	controllerManager        certFiles
+	scheduler                certFiles
+	saPublicKey, saSigningKey string
+}
+
+// Start brings the cluster up and returns once both APIServices are Available. On error everything
+// started so far is stopped.
+func Start(ctx context.Context, cfg Config) (*Cluster, error) {
+	if cfg.Log == nil {
+		cfg.Log = func(string, ...interface{}) {}
+	}
+	if cfg.Nodes == 0 {
+		cfg.Nodes = 3
+	}
+	c := &Cluster{cfg: cfg}
+	if err := c.start(ctx); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Cluster) path(elem ...string) string {
+	return filepath.Join(append([]string{c.cfg.WorkDir}, elem...)...)
+}
+
+func (c *Cluster) tool(name string) string { return filepath.Join(c.cfg.ToolsDir, name) }
+
+func (c *Cluster) start(ctx context.Context) error {
+	for _, dir := range []string{"pki", "logs", "etcd", "tapp-apiserver"} {
+		if err := os.MkdirAll(c.path(dir), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := c.writePKI(); err != nil {
+		return fmt.Errorf("creating certificates: %w", err)
+	}
+
+	etcdURL, err := c.startEtcd(ctx)
+	if err != nil {
+		return err
+	}
+	if err := c.startKubeAPIServer(ctx, etcdURL); err != nil {
+		return err
+	}
+	rbac, err := renderManifest("rbac.yaml", nil)
+	if err != nil {
+		return err
+	}
+	if err := c.kubectl(ctx, rbac, "apply", "--server-side", "--force-conflicts", "-f", "-"); err != nil {
+		return err
+	}
+	if err := c.startTAppAPIServer(ctx); err != nil {
+		return err
+	}
+	return c.registerAPIServices(ctx)
+}
+
+// startTAppAPIServer runs tapp-apiserver in cluster mode as the user "tapp-apiserver".
+func (c *Cluster) startTAppAPIServer(ctx context.Context) error {
+	kubeconfig := c.path("tapp-apiserver", "kubeconfig")
+	if err := c.writeKubeconfig(kubeconfig, "tapp-apiserver", c.pki.tappServer); err != nil {
+		return err
+	}
+	port := freePort()
+	certDir := c.path("tapp-apiserver", "certs")
+	args := append([]string{
+		"--kubeconfig=" + kubeconfig,
+		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(port),
+		"--cert-dir=" + certDir,
+		"--alternate-dns=tapp-apiserver.tapp-system.svc",
+		"--embedded-etcd-data-dir=" + c.path("tapp-apiserver", "etcd"),
+		"--embedded-etcd-unsafe-no-fsync",
+	}, c.cfg.ServerArgs...)
+	if _, err := c.run("tapp-apiserver", c.cfg.ServerBinary, args...); err != nil {
+		return err
+	}
+	c.ServerURL = "https://127.0.0.1:" + strconv.Itoa(port)
+	c.ServerCAFile = filepath.Join(certDir, "apiserver.crt")
+	return c.waitHTTP(ctx, "tapp-apiserver", c.ServerURL+"/readyz", nil)
+}
+
+// registerAPIServices creates both APIServices with tapp-apiserver's CA and waits until they are Available.
+func (c *Cluster) registerAPIServices(ctx context.Context) error {
+	bundle, err := caBundle(c.ServerCAFile)
+	if err != nil {
+		return err
+	}
+	port, err := strconv.Atoi(c.ServerURL[strings.LastIndex(c.ServerURL, ":")+1:])
+	if err != nil {
+		return err
+	}
+	apiservices, err := renderManifest("apiservices.yaml", map[string]interface{}{"Port": port, "CABundle": bundle})
+	if err != nil {
+		return err
+	}
+	if err := c.kubectl(ctx, apiservices, "apply", "--server-side", "--force-conflicts", "-f", "-"); err != nil {
+		return err
+	}
+	for _, name := range []string{"v1.apps.tkestack.io", "v1alpha1.apps.openyurt.io"} {
+		if err := c.kubectl(ctx, nil, "wait", "--for=condition=Available", "--timeout=120s", "apiservice/"+name); err != nil {
+			return err
+		}
+	}
+	c.cfg.Log("APIServices are Available")
+	return nil
+}
+
+// Stop stops every process the cluster started, newest first, and waits for them to exit.
+func (c *Cluster) Stop() {
+	for i := len(c.processes) - 1; i >= 0; i-- {
+		c.processes[i].stop(15 * time.Second)
+	}
+	c.processes = nil
+}
+
+func (c *Cluster) run(name, binary string, args ...string) (*process, error) {
+	p, err := startProcess(c.path("logs"), name, binary, args...)
+	if err != nil {
+		return nil, err
+	}
+	c.processes = append(c.processes, p)
+	c.cfg.Log("started %s (pid %d), log %s", name, p.cmd.Process.Pid, c.path("logs", name+".log"))
+	return p, nil
+}
+
+func (c *Cluster) writePKI() error {
+	dir := c.path("pki")
+	p := &clusterPKI{}
+	var err error
+	if p.clientCA, err = newAuthority(dir, "client-ca"); err != nil {
+		return err
+	}
+	if p.frontProxyCA, err = newAuthority(dir, "front-proxy-ca"); err != nil {
+		return err
+	}
+	issues := []struct {
+		target  *certFiles
+		ca      *authority
+		name    string
+		subject pkix.Name
+		hosts   []string
+	}{
+		{&p.apiserverServing, p.clientCA, "kube-apiserver", pkix.Name{CommonName: "kube-apiserver"},
+			[]string{"127.0.0.1", "localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"}},
+		{&p.admin, p.clientCA, "admin", pkix.Name{CommonName: "admin", Organization: []string{"system:masters"}}, nil},
+		{&p.frontProxyClient, p.frontProxyCA, "front-proxy-client", pkix.Name{CommonName: "front-proxy-client"}, nil},
+		{&p.tappServer, p.clientCA, "tapp-apiserver-client", pkix.Name{CommonName: "tapp-apiserver"}, nil},
+		{&p.controllerManager, p.clientCA, "kube-controller-manager", pkix.Name{CommonName: "system:kube-controller-manager"}, nil},
+		{&p.scheduler, p.clientCA, "kube-scheduler", pkix.Name{CommonName: "system:kube-scheduler"}, nil},
+	}
+	for _, i := range issues {
+		if *i.target, err = i.ca.issue(dir, i.name, i.subject, i.hosts...); err != nil {
+			return err
+		}
+	}
+	if p.saPublicKey, p.saSigningKey, err = writeServiceAccountKeys(dir); err != nil {
+		return err
+	}
+	c.pki = p
+	return nil
+}
+
+func (c *Cluster) startEtcd(ctx context.Context) (string, error) {
+	clientPort, peerPort := freePort(), freePort()
+	if clientPort == 0 || peerPort == 0 {
+		return "", fmt.Errorf("no free loopback port for etcd")
+	}
+	clientURL := "http://127.0.0.1:" + strconv.Itoa(clientPort)
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
+	_, err := c.run("etcd", c.tool("etcd"),
+		"--name=local", "--data-dir="+c.path("etcd"),
+		"--listen-client-urls="+clientURL, "--advertise-client-urls="+clientURL,
+		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
+		"--initial-cluster=local="+peerURL, "--unsafe-no-fsync", "--log-level=warn")
+	if err != nil {
+		return "", err
+	}
+	return clientURL, c.waitHTTP(ctx, "etcd", clientURL+"/health", nil)
+}
+
+func (c *Cluster) startKubeAPIServer(ctx context.Context, etcdURL string) error {
+	port := freePort()
+	p := c.pki
+	_, err := c.run("kube-apiserver", c.tool("kube-apiserver"),
+		"--etcd-servers="+etcdURL,
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
+		"--tls-cert-file="+p.apiserverServing.CertFile, "--tls-private-key-file="+p.apiserverServing.KeyFile,
+		"--client-ca-file="+p.clientCA.CertFile,
+		"--authorization-mode=Node,RBAC",
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file="+p.saPublicKey,
+		"--service-account-signing-key-file="+p.saSigningKey,
+		"--service-cluster-ip-range=10.96.0.0/16",
+		"--requestheader-client-ca-file="+p.frontProxyCA.CertFile,
+		"--requestheader-allowed-names=front-proxy-client",
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file="+p.frontProxyClient.CertFile,
+		"--proxy-client-key-file="+p.frontProxyClient.KeyFile,
+		"--allow-privileged=true",
+		"--cert-dir="+c.path("pki", "kube-apiserver-generated"),
+	)
+	if err != nil {
+		return err
+	}
+	c.kubeAPIURL = "https://127.0.0.1:" + strconv.Itoa(port)
+	c.Kubeconfig = c.path("kubeconfig")
+	if err := c.writeKubeconfig(c.Kubeconfig, "admin", p.admin); err != nil {
+		return err
+	}
+	if c.AdminConfig, err = clientcmd.BuildConfigFromFlags("", c.Kubeconfig); err != nil {
+		return err
+	}
+	return c.waitHTTP(ctx, "kube-apiserver", c.kubeAPIURL+"/readyz", c.AdminConfig)
+}
+
+// writeKubeconfig writes a kubeconfig for kube-apiserver authenticating with a client certificate.
+func (c *Cluster) writeKubeconfig(path, user string, cert certFiles) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: c.kubeAPIURL, CertificateAuthority: c.pki.clientCA.CertFile}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificate: cert.CertFile, ClientKey: cert.KeyFile}
+	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: user}
+	cfg.CurrentContext = "local"
+	return clientcmd.WriteToFile(*cfg, path)
+}
+
+// kubectl runs kubectl against the cluster as admin, with stdin as its input.
+func (c *Cluster) kubectl(ctx context.Context, stdin []byte, args ...string) error {
+	cmd := exec.CommandContext(ctx, c.tool("kubectl"), append([]string{"--kubeconfig", c.Kubeconfig}, args...)...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+// renderManifest fills in a manifest template from manifests/.
+func renderManifest(name string, data interface{}) ([]byte, error) {
+	raw, err := manifests.ReadFile("manifests/" + name)
+	if err != nil {
+		return nil, err
+	}
+	tmpl, err := template.New(name).Option("missingkey=error").Parse(string(raw))
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := tmpl.Execute(&out, data); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// waitHTTP polls url until it answers 200, failing early if a process of the cluster has exited.
+func (c *Cluster) waitHTTP(ctx context.Context, what, url string, cfg *rest.Config) error {
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	if cfg != nil {
+		transport, err := rest.TransportFor(cfg)
+		if err != nil {
+			return err
+		}
+		client.Transport = transport
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	var last string
+	for time.Now().Before(deadline) {
+		if err := c.checkProcesses(); err != nil {
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		}
+		resp, err := client.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				c.cfg.Log("%s is ready", what)
+				return nil
+			}
+			last = resp.Status
+		} else {
+			last = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("%s did not become ready at %s: %s", what, url, last)
+}
+
+// checkProcesses returns an error naming the first process of the cluster that has exited.
+func (c *Cluster) checkProcesses() error {
+	for _, p := range c.processes {
+		if done, err := p.exited(); done {
+			return fmt.Errorf("%s exited (%v); see %s", p.name, err, c.path("logs", p.name+".log"))
+		}
+	}
+	return nil
+}
+
+// freePort returns a loopback TCP port that is free right now, or 0.
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// caBundle returns the base64 of a PEM file, as an APIService's caBundle wants it.
+func caBundle(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(data), nil
+}
