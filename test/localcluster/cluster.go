@@ -64,12 +64,12 @@ type Cluster struct {
 }
 
 type clusterPKI struct {
-	clientCA, frontProxyCA   *authority
-	apiserverServing         certFiles
-	admin, frontProxyClient  certFiles
-	tappServer               certFiles
-	controllerManager        certFiles
-	scheduler                certFiles
+	clientCA, frontProxyCA    *authority
+	apiserverServing          certFiles
+	admin, frontProxyClient   certFiles
+	tappServer                certFiles
+	controllerManager         certFiles
+	scheduler                 certFiles
 	saPublicKey, saSigningKey string
 }
 
