@@ -69,10 +69,17 @@ func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 	tapp.Generation = 1
 }
 
-// PrepareForUpdate keeps the stored status and bumps the generation when the spec changes.
+// PrepareForUpdate keeps the stored status and bumps the generation when the spec changes. A value
+// written under the legacy key "DefaultTemplateName" wins over the stored defaultTemplateName when the
+// request left that one unchanged, so editing an old manifest and applying it again works.
 func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	newTApp, oldTApp := obj.(*tkestack.TApp), old.(*tkestack.TApp)
+	if legacy := newTApp.Spec.LegacyDefaultTemplateName; legacy != "" &&
+		newTApp.Spec.DefaultTemplateName == oldTApp.Spec.DefaultTemplateName {
+		newTApp.Spec.DefaultTemplateName = legacy
+	}
 	newTApp.Status = oldTApp.Status
+	newTApp.Status.ScaleLabelSelector = scaleSelector(newTApp)
 	if specChanged(&newTApp.Spec, &oldTApp.Spec) {
 		newTApp.Generation = oldTApp.Generation + 1
 	}
@@ -160,6 +167,8 @@ func (statusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Objec
 	newTApp, oldTApp := obj.(*tkestack.TApp), old.(*tkestack.TApp)
 	newTApp.Spec = oldTApp.Spec
 	metav1.ResetObjectMetaForStatus(newTApp, oldTApp)
+	// The scale selector is derived from the spec; a status write cannot change it.
+	newTApp.Status.ScaleLabelSelector = scaleSelector(newTApp)
 }
 
 func (statusStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {

@@ -1,0 +1,311 @@
+package integration
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+)
+
+type openAPISchema struct {
+	Properties map[string]json.RawMessage `json:"properties"`
+	GVKs       []struct {
+		Group   string `json:"group"`
+		Version string `json:"version"`
+		Kind    string `json:"kind"`
+	} `json:"x-kubernetes-group-version-kind"`
+}
+
+// findSchema returns the definition whose name ends in "."+typeName and, when group is set, that is
+// tagged with that group and kind.
+func findSchema(defs map[string]openAPISchema, typeName, group string) (string, openAPISchema, bool) {
+	for name, def := range defs {
+		if !strings.HasSuffix(name, "."+typeName) {
+			continue
+		}
+		if group == "" {
+			return name, def, true
+		}
+		for _, gvk := range def.GVKs {
+			if gvk.Group == group && gvk.Kind == typeName {
+				return name, def, true
+			}
+		}
+	}
+	return "", openAPISchema{}, false
+}
+
+func checkSchemas(t *testing.T, what string, defs map[string]openAPISchema) {
+	t.Helper()
+	type want struct {
+		typeName, group string
+		props           []string
+	}
+	for _, w := range []want{
+		{"TApp", "apps.tkestack.io", []string{"metadata", "spec", "status"}},
+		{"TAppSpec", "", []string{"replicas", "selector", "template", "templatePool", "templates", "statuses", "updateStrategy", "defaultTemplateName"}},
+		{"TAppStatus", "", []string{"replicas", "readyReplicas", "appStatus", "scaleLabelSelector"}},
+		{"YurtAppDaemon", "apps.openyurt.io", []string{"metadata", "spec", "status"}},
+		{"YurtAppDaemonSpec", "", []string{"selector", "workloadTemplate", "nodepoolSelector"}},
+		{"NodePool", "apps.openyurt.io", []string{"metadata", "spec", "status"}},
+		{"NodePoolSpec", "", []string{"type", "selector", "taints"}},
+	} {
+		if what != "v2" && (strings.HasPrefix(w.typeName, "TApp") != strings.Contains(what, "tkestack")) {
+			continue
+		}
+		name, def, ok := findSchema(defs, w.typeName, w.group)
+		if !ok {
+			t.Errorf("%s: no schema for %s (group %q)", what, w.typeName, w.group)
+			continue
+		}
+		for _, p := range w.props {
+			if _, ok := def.Properties[p]; !ok {
+				t.Errorf("%s: schema %s has no property %q", what, name, p)
+			}
+		}
+	}
+}
+
+func TestOpenAPI(t *testing.T) {
+	s := sharedServer(t)
+
+	code, body := httpGet(t, s.URL+"/openapi/v2", "application/json")
+	if code != http.StatusOK {
+		t.Fatalf("/openapi/v2 returned %d: %.200s", code, body)
+	}
+	var v2 struct {
+		Swagger     string                   `json:"swagger"`
+		Definitions map[string]openAPISchema `json:"definitions"`
+		Paths       map[string]json.RawMessage
+	}
+	if err := json.Unmarshal(body, &v2); err != nil {
+		t.Fatalf("/openapi/v2 is not JSON: %v", err)
+	}
+	if v2.Swagger != "2.0" {
+		t.Errorf("/openapi/v2 swagger = %q, want 2.0", v2.Swagger)
+	}
+	checkSchemas(t, "v2", v2.Definitions)
+	for _, p := range []string{
+		"/apis/apps.tkestack.io/v1/namespaces/{namespace}/tapps/{name}/scale",
+		"/apis/apps.tkestack.io/v1/namespaces/{namespace}/tapps/{name}/status",
+		"/apis/apps.openyurt.io/v1alpha1/nodepools/{name}",
+		"/apis/apps.openyurt.io/v1alpha1/namespaces/{namespace}/yurtappdaemons",
+	} {
+		if _, ok := v2.Paths[p]; !ok {
+			t.Errorf("/openapi/v2 has no path %s", p)
+		}
+	}
+
+	for _, gv := range []string{"apps.tkestack.io/v1", "apps.openyurt.io/v1alpha1"} {
+		url := s.URL + "/openapi/v3/apis/" + gv
+		code, body := httpGet(t, url, "application/json")
+		if code != http.StatusOK {
+			t.Errorf("%s returned %d: %.200s", url, code, body)
+			continue
+		}
+		var v3 struct {
+			OpenAPI    string `json:"openapi"`
+			Components struct {
+				Schemas map[string]openAPISchema `json:"schemas"`
+			} `json:"components"`
+		}
+		if err := json.Unmarshal(body, &v3); err != nil {
+			t.Errorf("%s is not JSON: %v", url, err)
+			continue
+		}
+		if !strings.HasPrefix(v3.OpenAPI, "3.") {
+			t.Errorf("%s openapi = %q, want 3.x", url, v3.OpenAPI)
+		}
+		what := "v3 " + gv
+		if strings.Contains(gv, "tkestack") {
+			what = "v3 tkestack"
+		}
+		checkSchemas(t, what, v3.Components.Schemas)
+	}
+
+	// The v3 discovery document lists both groups.
+	code, body = httpGet(t, s.URL+"/openapi/v3", "application/json")
+	if code != http.StatusOK {
+		t.Fatalf("/openapi/v3 returned %d", code)
+	}
+	var index struct {
+		Paths map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(body, &index); err != nil {
+		t.Fatalf("/openapi/v3 is not JSON: %v", err)
+	}
+	for _, p := range []string{"apis/apps.tkestack.io/v1", "apis/apps.openyurt.io/v1alpha1"} {
+		if _, ok := index.Paths[p]; !ok {
+			t.Errorf("/openapi/v3 does not list %s: %v", p, keys(index.Paths))
+		}
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func findResource(list *metav1.APIResourceList, name string) *metav1.APIResource {
+	if list == nil {
+		return nil
+	}
+	for i := range list.APIResources {
+		if list.APIResources[i].Name == name {
+			return &list.APIResources[i]
+		}
+	}
+	return nil
+}
+
+func checkDiscoveryResources(t *testing.T, what string, lists map[string]*metav1.APIResourceList) {
+	t.Helper()
+	tk, oy := lists["apps.tkestack.io/v1"], lists["apps.openyurt.io/v1alpha1"]
+	if tk == nil || oy == nil {
+		t.Fatalf("%s: resource lists for apps.tkestack.io/v1 and apps.openyurt.io/v1alpha1 missing: %v", what, keys(lists))
+	}
+
+	type want struct {
+		list       *metav1.APIResourceList
+		name, kind string
+		namespaced bool
+		shortNames []string
+		categories []string
+	}
+	for _, w := range []want{
+		{tk, "tapps", "TApp", true, []string{"tapp"}, []string{"all"}},
+		{oy, "yurtappdaemons", "YurtAppDaemon", true, []string{"yad"}, []string{"all"}},
+		{oy, "nodepools", "NodePool", false, []string{"np"}, nil},
+	} {
+		r := findResource(w.list, w.name)
+		if r == nil {
+			t.Errorf("%s: no resource %s", what, w.name)
+			continue
+		}
+		if r.Kind != w.kind || r.Namespaced != w.namespaced {
+			t.Errorf("%s: %s kind=%s namespaced=%v, want %s and %v", what, w.name, r.Kind, r.Namespaced, w.kind, w.namespaced)
+		}
+		if !reflect.DeepEqual(r.ShortNames, w.shortNames) {
+			t.Errorf("%s: %s shortNames = %v, want %v", what, w.name, r.ShortNames, w.shortNames)
+		}
+		if w.categories != nil && !reflect.DeepEqual(r.Categories, w.categories) {
+			t.Errorf("%s: %s categories = %v, want %v", what, w.name, r.Categories, w.categories)
+		}
+		verbs := map[string]bool{}
+		for _, v := range r.Verbs {
+			verbs[v] = true
+		}
+		for _, v := range []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"} {
+			if !verbs[v] {
+				t.Errorf("%s: %s verbs %v lack %s", what, w.name, r.Verbs, v)
+			}
+		}
+		status := findResource(w.list, w.name+"/status")
+		if status == nil {
+			t.Errorf("%s: no %s/status subresource", what, w.name)
+		} else if status.Kind != w.kind {
+			t.Errorf("%s: %s/status kind = %s, want %s", what, w.name, status.Kind, w.kind)
+		}
+	}
+	scale := findResource(tk, "tapps/scale")
+	if scale == nil {
+		t.Fatalf("%s: no tapps/scale subresource", what)
+	}
+	if scale.Group != "autoscaling" || scale.Version != "v1" || scale.Kind != "Scale" {
+		t.Errorf("%s: tapps/scale is %s/%s %s, want autoscaling/v1 Scale", what, scale.Group, scale.Version, scale.Kind)
+	}
+	if !scale.Namespaced {
+		t.Errorf("%s: tapps/scale is not namespaced", what)
+	}
+	if findResource(oy, "yurtappdaemons/scale") != nil || findResource(oy, "nodepools/scale") != nil {
+		t.Errorf("%s: openyurt resources advertise a scale subresource they do not serve", what)
+	}
+}
+
+func TestDiscovery(t *testing.T) {
+	s := sharedServer(t)
+	dc, err := discovery.NewDiscoveryClientForConfig(rest.CopyConfig(s.Config))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	groups, err := dc.ServerGroups()
+	if err != nil {
+		t.Fatalf("server groups: %v", err)
+	}
+	wantGroups := map[string]string{"apps.tkestack.io": "v1", "apps.openyurt.io": "v1alpha1"}
+	for _, g := range groups.Groups {
+		if want, ok := wantGroups[g.Name]; ok {
+			if g.PreferredVersion.Version != want || len(g.Versions) != 1 || g.Versions[0].GroupVersion != g.Name+"/"+want {
+				t.Errorf("group %s versions=%v preferred=%v, want only %s", g.Name, g.Versions, g.PreferredVersion, want)
+			}
+			delete(wantGroups, g.Name)
+		}
+	}
+	if len(wantGroups) != 0 {
+		t.Errorf("server groups lack %v", wantGroups)
+	}
+
+	// Aggregated discovery (what kubectl and client-go use by default).
+	_, lists, err := dc.ServerGroupsAndResources()
+	if err != nil {
+		t.Fatalf("server groups and resources: %v", err)
+	}
+	byGV := map[string]*metav1.APIResourceList{}
+	for _, l := range lists {
+		byGV[l.GroupVersion] = l
+	}
+	checkDiscoveryResources(t, "aggregated discovery", byGV)
+
+	// Legacy per-group-version discovery.
+	legacy := map[string]*metav1.APIResourceList{}
+	for _, gv := range []string{"apps.tkestack.io/v1", "apps.openyurt.io/v1alpha1"} {
+		l, err := dc.ServerResourcesForGroupVersion(gv)
+		if err != nil {
+			t.Fatalf("resources of %s: %v", gv, err)
+		}
+		legacy[gv] = l
+	}
+	checkDiscoveryResources(t, "legacy discovery", legacy)
+}
+
+func TestHealthAndMetrics(t *testing.T) {
+	s := sharedServer(t)
+	for _, path := range []string{"/healthz", "/livez", "/readyz", "/healthz/etcd", "/readyz/etcd"} {
+		code, body := httpGet(t, s.URL+path, "")
+		if code != http.StatusOK || strings.TrimSpace(string(body)) != "ok" {
+			t.Errorf("GET %s = %d %q, want 200 ok", path, code, body)
+		}
+	}
+	code, body := httpGet(t, s.URL+"/readyz?verbose", "")
+	if code != http.StatusOK || !strings.Contains(string(body), "[+]etcd ok") {
+		t.Errorf("GET /readyz?verbose = %d, want 200 listing etcd ok:\n%s", code, body)
+	}
+
+	// Make sure at least one API request was counted.
+	cs := clientset(t, s)
+	if _, err := cs.TKEStackAppsV1().TApps("default").List(testContext(t), metav1.ListOptions{}); err != nil {
+		t.Fatalf("list: %v", err)
+	}
+	code, body = httpGet(t, s.URL+"/metrics", "")
+	if code != http.StatusOK {
+		t.Fatalf("GET /metrics = %d", code)
+	}
+	text := string(body)
+	if !strings.Contains(text, "apiserver_request_total") {
+		t.Errorf("/metrics does not contain apiserver_request_total")
+	}
+	if !strings.Contains(text, `group="apps.tkestack.io"`) || !strings.Contains(text, `resource="tapps"`) {
+		t.Errorf("/metrics has no apiserver_request_total sample for apps.tkestack.io tapps")
+	}
+}
