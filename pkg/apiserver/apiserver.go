@@ -47,6 +47,7 @@ func (c CompletedConfig) New() (*Server, error) {
 		return nil, err
 	}
 	tkestackGroup := genericapiserver.NewDefaultAPIGroupInfo(tkestack.GroupName, Scheme, metav1.ParameterCodec, Codecs)
+	tkestackGroup.NegotiatedSerializer = withoutProtobuf{tkestackGroup.NegotiatedSerializer}
 	tkestackGroup.VersionedResourcesStorageMap["v1"] = map[string]rest.Storage{
 		"tapps":        tapps.TApp,
 		"tapps/status": tapps.Status,
@@ -62,6 +63,7 @@ func (c CompletedConfig) New() (*Server, error) {
 		return nil, err
 	}
 	openyurtGroup := genericapiserver.NewDefaultAPIGroupInfo(openyurt.GroupName, Scheme, metav1.ParameterCodec, Codecs)
+	openyurtGroup.NegotiatedSerializer = withoutProtobuf{openyurtGroup.NegotiatedSerializer}
 	openyurtGroup.VersionedResourcesStorageMap["v1alpha1"] = map[string]rest.Storage{
 		"yurtappdaemons":        yads.YurtAppDaemon,
 		"yurtappdaemons/status": yads.Status,

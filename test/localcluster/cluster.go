@@ -22,6 +22,7 @@ import (
 	"text/template"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -61,6 +62,7 @@ type Cluster struct {
 	pki        *clusterPKI
 	kubeAPIURL string
 	processes  []*process
+	kubelet    *kubelet
 }
 
 type clusterPKI struct {
@@ -123,7 +125,125 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err := c.startTAppAPIServer(ctx); err != nil {
 		return err
 	}
-	return c.registerAPIServices(ctx)
+	if err := c.registerAPIServices(ctx); err != nil {
+		return err
+	}
+	if err := c.startControllerManager(ctx); err != nil {
+		return err
+	}
+	if err := c.startScheduler(ctx); err != nil {
+		return err
+	}
+	if err := c.startNodes(ctx); err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(c.AdminConfig)
+	if err != nil {
+		return err
+	}
+	if c.kubelet, err = startKubelet(client); err != nil {
+		return fmt.Errorf("starting the pod simulator: %w", err)
+	}
+	c.cfg.Log("pod simulator is running")
+	return nil
+}
+
+// startControllerManager runs kube-controller-manager with every default controller, each with its own
+// service account, so garbage collection, namespaces, Deployments, StatefulSets and HPAs work.
+func (c *Cluster) startControllerManager(ctx context.Context) error {
+	kubeconfig := c.path("pki", "kube-controller-manager.kubeconfig")
+	if err := c.writeKubeconfig(kubeconfig, "system:kube-controller-manager", c.pki.controllerManager); err != nil {
+		return err
+	}
+	port := freePort()
+	_, err := c.run("kube-controller-manager", c.tool("kube-controller-manager"),
+		"--kubeconfig="+kubeconfig,
+		"--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig,
+		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
+		"--leader-elect=false",
+		"--use-service-account-credentials=true",
+		"--service-account-private-key-file="+c.pki.saSigningKey,
+		"--root-ca-file="+c.pki.clientCA.CertFile,
+		"--controllers=*",
+		"--node-monitor-grace-period=20s",
+		"--horizontal-pod-autoscaler-sync-period=5s",
+	)
+	if err != nil {
+		return err
+	}
+	return c.waitHTTP(ctx, "kube-controller-manager", "https://127.0.0.1:"+strconv.Itoa(port)+"/healthz", nil)
+}
+
+// startScheduler runs kube-scheduler, which places pods on the kwok nodes.
+func (c *Cluster) startScheduler(ctx context.Context) error {
+	kubeconfig := c.path("pki", "kube-scheduler.kubeconfig")
+	if err := c.writeKubeconfig(kubeconfig, "system:kube-scheduler", c.pki.scheduler); err != nil {
+		return err
+	}
+	port := freePort()
+	_, err := c.run("kube-scheduler", c.tool("kube-scheduler"),
+		"--kubeconfig="+kubeconfig,
+		"--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig,
+		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
+		"--leader-elect=false",
+	)
+	if err != nil {
+		return err
+	}
+	return c.waitHTTP(ctx, "kube-scheduler", "https://127.0.0.1:"+strconv.Itoa(port)+"/healthz", nil)
+}
+
+// startNodes runs kwok and creates the fake nodes, half of them in node pool "pool-a" and half in "pool-b".
+func (c *Cluster) startNodes(ctx context.Context) error {
+	// kwok.yaml holds kwok's own templates: it is copied, not rendered.
+	stages, err := manifests.ReadFile("manifests/kwok.yaml")
+	if err != nil {
+		return err
+	}
+	kwokConfig := c.path("kwok.yaml")
+	if err := os.WriteFile(kwokConfig, stages, 0o644); err != nil {
+		return err
+	}
+	_, err = c.run("kwok", c.tool("kwok"),
+		"--kubeconfig="+c.Kubeconfig,
+		"--config="+kwokConfig,
+		"--manage-all-nodes=true",
+		"--node-lease-duration-seconds=40",
+		"--node-ip=127.0.0.1",
+		"--server-address=127.0.0.1:"+strconv.Itoa(freePort()),
+	)
+	if err != nil {
+		return err
+	}
+	var nodes []string
+	for i := 0; i < c.cfg.Nodes; i++ {
+		pool := "pool-a"
+		if i%2 == 1 {
+			pool = "pool-b"
+		}
+		nodes = append(nodes, fmt.Sprintf("node-%d", i))
+		node, err := renderManifest("node.yaml", map[string]interface{}{"Name": nodes[i], "Pool": pool})
+		if err != nil {
+			return err
+		}
+		if err := c.kubectl(ctx, node, "apply", "--server-side", "-f", "-"); err != nil {
+			return err
+		}
+	}
+	args := append([]string{"wait", "--for=condition=Ready", "--timeout=120s"}, prefixed("node/", nodes)...)
+	if err := c.kubectl(ctx, nil, args...); err != nil {
+		return err
+	}
+	c.cfg.Log("%d nodes are Ready", len(nodes))
+	return nil
+}
+
+func prefixed(prefix string, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = prefix + n
+	}
+	return out
 }
 
 // startTAppAPIServer runs tapp-apiserver in cluster mode as the user "tapp-apiserver".
@@ -178,6 +298,10 @@ func (c *Cluster) registerAPIServices(ctx context.Context) error {
 
 // Stop stops every process the cluster started, newest first, and waits for them to exit.
 func (c *Cluster) Stop() {
+	if c.kubelet != nil {
+		c.kubelet.stop()
+		c.kubelet = nil
+	}
 	for i := len(c.processes) - 1; i >= 0; i-- {
 		c.processes[i].stop(15 * time.Second)
 	}

@@ -1,0 +1,286 @@
+package localcluster
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// kubelet stands in for the kubelets of the fake nodes: it reports the status of every pod bound to a
+// node the way a kubelet would. Pods start at once and become Ready unless a readiness gate says
+// otherwise; a container whose image changes in place restarts with the new image, a new imageID and
+// restartCount+1; deleted pods are removed once "their containers stop". All of it is real API traffic.
+type kubelet struct {
+	client   kubernetes.Interface
+	factory  informers.SharedInformerFactory
+	lister   cache.Indexer
+	queue    workqueue.TypedRateLimitingInterface[string]
+	mu       sync.Mutex
+	nextIP   int
+	stopOnce sync.Once
+	cancel   context.CancelFunc
+	done     chan struct{}
+}
+
+func startKubelet(client kubernetes.Interface) (*kubelet, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	factory := informers.NewSharedInformerFactory(client, 0)
+	pods := factory.Core().V1().Pods().Informer()
+	k := &kubelet{
+		client:  client,
+		factory: factory,
+		lister:  pods.GetIndexer(),
+		queue:   workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		cancel:  cancel,
+		done:    make(chan struct{}),
+	}
+	enqueue := func(obj interface{}) {
+		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+			k.queue.Add(key)
+		}
+	}
+	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, obj interface{}) { enqueue(obj) },
+	}); err != nil {
+		cancel()
+		return nil, err
+	}
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), pods.HasSynced) {
+		cancel()
+		return nil, fmt.Errorf("pod informer did not sync")
+	}
+	var workers sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			wait.UntilWithContext(ctx, k.work, time.Second)
+		}()
+	}
+	go func() {
+		<-ctx.Done()
+		k.queue.ShutDown()
+		workers.Wait()
+		factory.Shutdown()
+		close(k.done)
+	}()
+	return k, nil
+}
+
+func (k *kubelet) stop() {
+	k.stopOnce.Do(func() {
+		k.cancel()
+		<-k.done
+	})
+}
+
+func (k *kubelet) work(ctx context.Context) {
+	for {
+		key, quit := k.queue.Get()
+		if quit {
+			return
+		}
+		if err := k.sync(ctx, key); err != nil && ctx.Err() == nil {
+			k.queue.AddRateLimited(key)
+		} else {
+			k.queue.Forget(key)
+		}
+		k.queue.Done(key)
+	}
+}
+
+func (k *kubelet) sync(ctx context.Context, key string) error {
+	obj, exists, err := k.lister.GetByKey(key)
+	if err != nil || !exists {
+		return err
+	}
+	pod := obj.(*corev1.Pod)
+	if pod.Spec.NodeName == "" || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return nil
+	}
+	if pod.DeletionTimestamp != nil {
+		// The containers "stop" at once; the kubelet then removes the pod.
+		zero := int64(0)
+		err := k.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+			GracePeriodSeconds: &zero,
+			Preconditions:      &metav1.Preconditions{UID: &pod.UID},
+		})
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			return nil
+		}
+		return err
+	}
+	status := k.desiredStatus(pod)
+	if apiequality.Semantic.DeepEqual(status, &pod.Status) {
+		return nil
+	}
+	updated := pod.DeepCopy()
+	updated.Status = *status
+	_, err = k.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: "local-kubelet"})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// desiredStatus is the status a kubelet would report for pod now.
+func (k *kubelet) desiredStatus(pod *corev1.Pod) *corev1.PodStatus {
+	status := pod.Status.DeepCopy()
+	now := metav1.Now()
+	status.Phase = corev1.PodRunning
+	if status.HostIP == "" {
+		status.HostIP = "127.0.0.1"
+		status.HostIPs = []corev1.HostIP{{IP: "127.0.0.1"}}
+	}
+	if status.PodIP == "" {
+		status.PodIP = k.allocateIP()
+		status.PodIPs = []corev1.PodIP{{IP: status.PodIP}}
+	}
+	if status.StartTime == nil {
+		status.StartTime = &now
+	}
+	status.InitContainerStatuses = initContainerStatuses(pod, status.InitContainerStatuses)
+	status.ContainerStatuses = containerStatuses(pod, status.ContainerStatuses, now)
+
+	gatesReady := true
+	for _, gate := range pod.Spec.ReadinessGates {
+		if c := findCondition(status.Conditions, gate.ConditionType); c == nil || c.Status != corev1.ConditionTrue {
+			gatesReady = false
+		}
+	}
+	setCondition(status, corev1.PodReadyToStartContainers, true, "", now)
+	setCondition(status, corev1.PodInitialized, true, "", now)
+	setCondition(status, corev1.ContainersReady, true, "", now)
+	reason := ""
+	if !gatesReady {
+		reason = "ReadinessGatesNotReady"
+	}
+	setCondition(status, corev1.PodReady, gatesReady, reason, now)
+	return status
+}
+
+func (k *kubelet) allocateIP() string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.nextIP++
+	return fmt.Sprintf("10.244.%d.%d", k.nextIP/250, k.nextIP%250+1)
+}
+
+// containerStatuses keeps running containers as they are and restarts a container whose image changed.
+func containerStatuses(pod *corev1.Pod, current []corev1.ContainerStatus, now metav1.Time) []corev1.ContainerStatus {
+	out := make([]corev1.ContainerStatus, 0, len(pod.Spec.Containers))
+	for _, c := range pod.Spec.Containers {
+		old := findContainerStatus(current, c.Name)
+		status := corev1.ContainerStatus{
+			Name:        c.Name,
+			Image:       c.Image,
+			ImageID:     imageID(c.Image),
+			Ready:       true,
+			Started:     boolPtr(true),
+			ContainerID: containerID(pod, c.Name, 0),
+			State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+		}
+		switch {
+		case old != nil && old.Image == c.Image:
+			status = *old.DeepCopy()
+			status.Ready = true
+		case old != nil:
+			// The image changed in place: the kubelet kills the container and starts the new image.
+			status.RestartCount = old.RestartCount + 1
+			status.ContainerID = containerID(pod, c.Name, status.RestartCount)
+			if old.State.Running != nil {
+				status.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+					ExitCode: 0, Reason: "Completed", StartedAt: old.State.Running.StartedAt, FinishedAt: now,
+					ContainerID: old.ContainerID,
+				}}
+			}
+		}
+		out = append(out, status)
+	}
+	return out
+}
+
+// initContainerStatuses reports every init container as completed.
+func initContainerStatuses(pod *corev1.Pod, current []corev1.ContainerStatus) []corev1.ContainerStatus {
+	if len(pod.Spec.InitContainers) == 0 {
+		return nil
+	}
+	out := make([]corev1.ContainerStatus, 0, len(pod.Spec.InitContainers))
+	for _, c := range pod.Spec.InitContainers {
+		if old := findContainerStatus(current, c.Name); old != nil && old.Image == c.Image {
+			out = append(out, *old.DeepCopy())
+			continue
+		}
+		now := metav1.Now()
+		out = append(out, corev1.ContainerStatus{
+			Name: c.Name, Image: c.Image, ImageID: imageID(c.Image), Ready: true,
+			ContainerID: containerID(pod, c.Name, 0),
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 0, Reason: "Completed", StartedAt: now, FinishedAt: now,
+			}},
+		})
+	}
+	return out
+}
+
+func findContainerStatus(statuses []corev1.ContainerStatus, name string) *corev1.ContainerStatus {
+	for i := range statuses {
+		if statuses[i].Name == name {
+			return &statuses[i]
+		}
+	}
+	return nil
+}
+
+func findCondition(conditions []corev1.PodCondition, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range conditions {
+		if conditions[i].Type == t {
+			return &conditions[i]
+		}
+	}
+	return nil
+}
+
+// setCondition sets a condition, moving its transition time only when its status changes.
+func setCondition(status *corev1.PodStatus, t corev1.PodConditionType, value bool, reason string, now metav1.Time) {
+	want := corev1.ConditionFalse
+	if value {
+		want = corev1.ConditionTrue
+	}
+	if c := findCondition(status.Conditions, t); c != nil {
+		if c.Status != want {
+			c.Status, c.LastTransitionTime = want, now
+		}
+		c.Reason = reason
+		return
+	}
+	status.Conditions = append(status.Conditions, corev1.PodCondition{Type: t, Status: want, Reason: reason, LastTransitionTime: now})
+}
+
+// imageID is a stable digest-style id for an image reference, as a container runtime reports it.
+func imageID(image string) string {
+	sum := sha256.Sum256([]byte(image))
+	return image + "@sha256:" + hex.EncodeToString(sum[:])
+}
+
+func containerID(pod *corev1.Pod, container string, restart int32) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s/%s/%d", pod.UID, container, restart)))
+	return "kwok://" + hex.EncodeToString(sum[:16])
+}
+
+func boolPtr(b bool) *bool { return &b }
