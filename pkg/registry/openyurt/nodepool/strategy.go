@@ -12,31 +12,27 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/names"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/validation"
+	"github.com/tapp-io/tapp-apiserver/pkg/registry"
 )
 
 const resetFieldsVersion = fieldpath.APIVersion("apps.openyurt.io/v1alpha1")
 
 // GetAttrs returns the labels and selectable fields of a NodePool.
 func GetAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	pool, ok := obj.(*openyurt.NodePool)
-	if !ok {
+	if _, ok := obj.(*openyurt.NodePool); !ok {
 		return nil, nil, fmt.Errorf("expected a NodePool, got %T", obj)
 	}
-	return pool.Labels, generic.ObjectMetaFieldsSet(&pool.ObjectMeta, false), nil
+	return registry.ObjectMetaAttrs(obj, false)
 }
 
 // Match selects NodePools by label and field selectors.
-func Match(label labels.Selector, field fields.Selector) storage.SelectionPredicate {
-	return storage.SelectionPredicate{Label: label, Field: field, GetAttrs: GetAttrs}
-}
+var Match = registry.Matcher(GetAttrs)
 
 type strategy struct {
 	runtime.ObjectTyper
@@ -52,9 +48,7 @@ func (strategy) NamespaceScoped() bool { return false }
 
 // GetResetFields says that writes to the main resource never change status.
 func (strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return map[fieldpath.APIVersion]*fieldpath.Set{
-		resetFieldsVersion: fieldpath.NewSet(fieldpath.MakePathOrDie("status")),
-	}
+	return registry.StatusResetFields(resetFieldsVersion)
 }
 
 // PrepareForCreate drops any client-sent status, defaults the node selector to the pool's membership
@@ -125,13 +119,7 @@ func NewStatusStrategy(typer runtime.ObjectTyper) statusStrategy {
 
 // GetResetFields says that writes to status never change spec or metadata.
 func (statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return map[fieldpath.APIVersion]*fieldpath.Set{
-		resetFieldsVersion: fieldpath.NewSet(
-			fieldpath.MakePathOrDie("spec"),
-			fieldpath.MakePathOrDie("metadata", "labels"),
-			fieldpath.MakePathOrDie("metadata", "annotations"),
-		),
-	}
+	return registry.SpecResetFields(resetFieldsVersion)
 }
 
 // PrepareForUpdate keeps the stored spec and metadata; only status changes.

@@ -12,14 +12,13 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/names"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/validation"
+	"github.com/tapp-io/tapp-apiserver/pkg/registry"
 )
 
 // resetFieldsVersion is the API version the reset field sets are expressed in.
@@ -27,17 +26,14 @@ const resetFieldsVersion = fieldpath.APIVersion("apps.tkestack.io/v1")
 
 // GetAttrs returns the labels and selectable fields of a TApp.
 func GetAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	tapp, ok := obj.(*tkestack.TApp)
-	if !ok {
+	if _, ok := obj.(*tkestack.TApp); !ok {
 		return nil, nil, fmt.Errorf("expected a TApp, got %T", obj)
 	}
-	return tapp.Labels, generic.ObjectMetaFieldsSet(&tapp.ObjectMeta, true), nil
+	return registry.ObjectMetaAttrs(obj, true)
 }
 
 // Match selects TApps by label and field selectors.
-func Match(label labels.Selector, field fields.Selector) storage.SelectionPredicate {
-	return storage.SelectionPredicate{Label: label, Field: field, GetAttrs: GetAttrs}
-}
+var Match = registry.Matcher(GetAttrs)
 
 // strategy implements create, update and delete of the main resource.
 type strategy struct {
@@ -56,9 +52,7 @@ func (strategy) NamespaceScoped() bool { return true }
 
 // GetResetFields says that writes to the main resource never change status.
 func (strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return map[fieldpath.APIVersion]*fieldpath.Set{
-		resetFieldsVersion: fieldpath.NewSet(fieldpath.MakePathOrDie("status")),
-	}
+	return registry.StatusResetFields(resetFieldsVersion)
 }
 
 // PrepareForCreate drops any status the client sent, starts the generation at 1 and records the scale
@@ -153,13 +147,7 @@ func NewStatusStrategy(typer runtime.ObjectTyper) rest.UpdateResetFieldsStrategy
 
 // GetResetFields says that writes to status never change spec or metadata.
 func (statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return map[fieldpath.APIVersion]*fieldpath.Set{
-		resetFieldsVersion: fieldpath.NewSet(
-			fieldpath.MakePathOrDie("spec"),
-			fieldpath.MakePathOrDie("metadata", "labels"),
-			fieldpath.MakePathOrDie("metadata", "annotations"),
-		),
-	}
+	return registry.SpecResetFields(resetFieldsVersion)
 }
 
 // PrepareForUpdate keeps the stored spec and metadata; only status changes.
