@@ -9,7 +9,7 @@ STANDALONE_DIR := $(OUTPUT_DIR)/standalone
 SECURE_PORT ?= 8443
 GO_TEST_FLAGS ?= -count=1
 
-.PHONY: all build run local-up tools test unit integration verify verify-gofmt verify-vet verify-codegen verify-module-pins codegen clean
+.PHONY: all build run local-up tools e2e test unit integration verify verify-gofmt verify-vet verify-codegen verify-module-pins codegen clean
 
 all: build
 
@@ -45,6 +45,12 @@ unit:
 integration:
 	$(GO) test $(GO_TEST_FLAGS) ./test/integration/...
 
+## e2e: the end-to-end suite on a local cluster behind kube-apiserver's aggregator (tools are built once into a cache)
+e2e: build
+	tools_dir=$$(./hack/build-tools.sh | tail -n 1); \
+	TAPP_E2E_TOOLS_DIR=$$tools_dir TAPP_E2E_SERVER_BINARY=$(CURDIR)/$(BIN_DIR)/tapp-apiserver \
+		$(GO) test -tags e2e $(GO_TEST_FLAGS) -timeout 20m ./test/e2e/...
+
 ## verify: formatting, vet, generated code and module pins
 verify: verify-gofmt verify-vet verify-module-pins verify-codegen
 
@@ -53,6 +59,7 @@ verify-gofmt:
 
 verify-vet:
 	$(GO) vet ./...
+	$(GO) vet -tags e2e ./test/e2e/...
 
 verify-codegen:
 	./hack/verify-codegen.sh

@@ -12,8 +12,9 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 )
 
-// TableConvertor prints objects as kubectl table rows. Row returns the cells after NAME and before AGE;
-// Columns describes those cells. Columns with Priority 1 are shown only with -o wide.
+// TableConvertor prints objects as kubectl table rows. Row returns one cell per entry of Columns, in that
+// order. Columns with Priority 1 are shown only with -o wide; as for built-in workloads they come after
+// AGE: NAME, the normal columns, AGE, the wide columns.
 type TableConvertor struct {
 	Columns []metav1.TableColumnDefinition
 	Row     func(obj runtime.Object) ([]interface{}, error)
@@ -35,8 +36,19 @@ func (c TableConvertor) ConvertToTable(_ context.Context, object runtime.Object,
 		}
 		row := metav1.TableRow{Object: runtime.RawExtension{Object: obj}}
 		row.Cells = append(row.Cells, m.GetName())
-		row.Cells = append(row.Cells, cells...)
+		if len(cells) != len(c.Columns) {
+			return fmt.Errorf("%d cells for %d columns", len(cells), len(c.Columns))
+		}
+		var wide []interface{}
+		for i, cell := range cells {
+			if c.Columns[i].Priority > 0 {
+				wide = append(wide, cell)
+			} else {
+				row.Cells = append(row.Cells, cell)
+			}
+		}
 		row.Cells = append(row.Cells, age(m.GetCreationTimestamp()))
+		row.Cells = append(row.Cells, wide...)
 		table.Rows = append(table.Rows, row)
 		return nil
 	}
@@ -61,10 +73,18 @@ func (c TableConvertor) ConvertToTable(_ context.Context, object runtime.Object,
 		table.ColumnDefinitions = append(table.ColumnDefinitions, metav1.TableColumnDefinition{
 			Name: "Name", Type: "string", Format: "name", Description: "Name of the object, unique in its namespace.",
 		})
-		table.ColumnDefinitions = append(table.ColumnDefinitions, c.Columns...)
+		var wide []metav1.TableColumnDefinition
+		for _, column := range c.Columns {
+			if column.Priority > 0 {
+				wide = append(wide, column)
+			} else {
+				table.ColumnDefinitions = append(table.ColumnDefinitions, column)
+			}
+		}
 		table.ColumnDefinitions = append(table.ColumnDefinitions, metav1.TableColumnDefinition{
 			Name: "Age", Type: "string", Description: "Time since the object was created.",
 		})
+		table.ColumnDefinitions = append(table.ColumnDefinitions, wide...)
 	}
 	return table, nil
 }

@@ -69,10 +69,10 @@ func TestTableConvertorColumns(t *testing.T) {
 				names = append(names, c.Name)
 				priorities = append(priorities, c.Priority)
 			}
-			if want := []string{"Name", "A", "UID", "Age"}; !reflect.DeepEqual(names, want) {
+			if want := []string{"Name", "A", "Age", "UID"}; !reflect.DeepEqual(names, want) {
 				t.Errorf("columns = %v, want %v", names, want)
 			}
-			if want := []int32{0, 0, 1, 0}; !reflect.DeepEqual(priorities, want) {
+			if want := []int32{0, 0, 0, 1}; !reflect.DeepEqual(priorities, want) {
 				t.Errorf("priorities = %v, want %v", priorities, want)
 			}
 			if f := table.ColumnDefinitions[0].Format; f != "name" {
@@ -100,7 +100,7 @@ func TestTableConvertorSingleObject(t *testing.T) {
 		t.Fatalf("got %d rows, want 1", len(table.Rows))
 	}
 	row := table.Rows[0]
-	want := []interface{}{"one", "x", "uid-one", duration.HumanDuration(time.Since(created))}
+	want := []interface{}{"one", "x", duration.HumanDuration(time.Since(created)), "uid-one"}
 	if !reflect.DeepEqual(row.Cells, want) {
 		t.Errorf("cells = %#v, want %#v", row.Cells, want)
 	}
@@ -133,8 +133,8 @@ func TestTableConvertorList(t *testing.T) {
 				Items:    []metav1.PartialObjectMetadata{*partial("a", "1", now.Add(-2*time.Minute)), *partial("b", "2", time.Time{})},
 			},
 			wantRows: [][]interface{}{
-				{"a", "1", "uid-a", "2m"},
-				{"b", "2", "uid-b", "<unknown>"},
+				{"a", "1", "2m", "uid-a"},
+				{"b", "2", "<unknown>", "uid-b"},
 			},
 		},
 		{
@@ -190,6 +190,9 @@ func (o *otherObject) DeepCopyObject() runtime.Object {
 func TestTableConvertorErrors(t *testing.T) {
 	rowErr := errors.New("boom")
 	failing := TableConvertor{Row: func(runtime.Object) ([]interface{}, error) { return nil, rowErr }}
+	extraCell := TableConvertor{Columns: testConvertor.Columns, Row: func(runtime.Object) ([]interface{}, error) {
+		return []interface{}{"x", "uid", "extra"}, nil
+	}}
 	for _, tc := range []struct {
 		name      string
 		convertor TableConvertor
@@ -204,6 +207,8 @@ func TestTableConvertorErrors(t *testing.T) {
 		{name: "wrong item type", convertor: testConvertor,
 			object: &metav1.List{Items: []runtime.RawExtension{{Object: &metav1.Status{}}}}, want: ""},
 		{name: "object without metadata", convertor: testConvertor, object: &runtime.Unknown{}, want: ""},
+		{name: "cell count differs from columns", convertor: extraCell, object: partial("a", "", time.Time{}),
+			want: "3 cells for 2 columns"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			table, err := tc.convertor.ConvertToTable(context.Background(), tc.object, nil)

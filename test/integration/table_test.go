@@ -70,17 +70,22 @@ func rowByName(t testing.TB, table *metav1.Table, name string) []interface{} {
 	return nil
 }
 
-func checkCells(t testing.TB, what string, got []interface{}, want []interface{}) {
+// checkCells checks a row printed as kubectl does for built-in workloads: the name and normal cells (normal),
+// then Age, then the wide cells (wide). Age is checked to be a duration, the others exactly.
+func checkCells(t testing.TB, what string, got []interface{}, normal, wide []interface{}) {
 	t.Helper()
-	if len(got) != len(want)+1 {
-		t.Errorf("%s: %d cells %v, want %d plus Age", what, len(got), got, len(want))
+	if len(got) != len(normal)+1+len(wide) {
+		t.Errorf("%s: %d cells %#v, want %d, Age, then %d", what, len(got), got, len(normal), len(wide))
 		return
 	}
-	if !reflect.DeepEqual(got[:len(want)], want) {
-		t.Errorf("%s: cells = %#v, want %#v", what, got[:len(want)], want)
+	if !reflect.DeepEqual(got[:len(normal)], normal) {
+		t.Errorf("%s: cells before Age = %#v, want %#v", what, got[:len(normal)], normal)
 	}
-	if age, ok := got[len(want)].(string); !ok || age == "" || age == "<unknown>" {
-		t.Errorf("%s: age cell = %#v, want a duration", what, got[len(want)])
+	if age, ok := got[len(normal)].(string); !ok || age == "" || age == "<unknown>" {
+		t.Errorf("%s: age cell (index %d) = %#v, want a duration", what, len(normal), got[len(normal)])
+	}
+	if rest := got[len(normal)+1:]; !reflect.DeepEqual(rest, wide) {
+		t.Errorf("%s: cells after Age = %#v, want %#v", what, rest, wide)
 	}
 }
 
@@ -123,9 +128,9 @@ func TestTableOutput(t *testing.T) {
 		{"Current", "integer", 0},
 		{"Ready", "integer", 0},
 		{"AppStatus", "string", 0},
+		{"Age", "string", 0},
 		{"Images", "string", 1},
 		{"Selector", "string", 1},
-		{"Age", "string", 0},
 	})
 	if len(table.Rows) != 2 {
 		t.Errorf("tapps table has %d rows, want 2", len(table.Rows))
@@ -134,9 +139,9 @@ func TestTableOutput(t *testing.T) {
 		t.Errorf("list table has no resourceVersion")
 	}
 	checkCells(t, "tapp web", rowByName(t, table, "web"),
-		[]interface{}{"web", int64(3), int64(3), int64(2), "Running", "nginx:1.7.9", "app=web"})
+		[]interface{}{"web", int64(3), int64(3), int64(2), "Running"}, []interface{}{"nginx:1.7.9", "app=web"})
 	checkCells(t, "tapp canary", rowByName(t, table, "canary"),
-		[]interface{}{"canary", int64(1), int64(0), int64(0), "<none>", "nginx:next", "app=canary"})
+		[]interface{}{"canary", int64(1), int64(0), int64(0), "<none>"}, []interface{}{"nginx:next", "app=canary"})
 
 	// A single object, with the object embedded as metadata.
 	single := getTable(t, rc.Get().AbsPath(fmt.Sprintf("/apis/apps.tkestack.io/v1/namespaces/%s/tapps/web", ns)))
@@ -144,7 +149,7 @@ func TestTableOutput(t *testing.T) {
 		t.Fatalf("single tapp table has %d rows, want 1", len(single.Rows))
 	}
 	checkCells(t, "single tapp web", rowByName(t, single, "web"),
-		[]interface{}{"web", int64(3), int64(3), int64(2), "Running", "nginx:1.7.9", "app=web"})
+		[]interface{}{"web", int64(3), int64(3), int64(2), "Running"}, []interface{}{"nginx:1.7.9", "app=web"})
 	var partial metav1.PartialObjectMetadata
 	if err := json.Unmarshal(single.Rows[0].Object.Raw, &partial); err != nil {
 		t.Fatalf("decoding row object: %v", err)
@@ -182,12 +187,12 @@ func TestTableOutput(t *testing.T) {
 		{"Name", "string", 0},
 		{"WorkloadTemplate", "string", 0},
 		{"NodePools", "integer", 0},
+		{"Age", "string", 0},
 		{"Selector", "string", 1},
 		{"NodePoolSelector", "string", 1},
-		{"Age", "string", 0},
 	})
 	checkCells(t, "yad", rowByName(t, table, "yad"),
-		[]interface{}{"yad", "Deployment", int64(3), "app=yad", "pool=edge"})
+		[]interface{}{"yad", "Deployment", int64(3)}, []interface{}{"app=yad", "pool=edge"})
 
 	// NodePools.
 	pools := cs.OpenYurtAppsV1alpha1().NodePools()
@@ -208,11 +213,11 @@ func TestTableOutput(t *testing.T) {
 		{"Type", "string", 0},
 		{"ReadyNodes", "integer", 0},
 		{"NotReadyNodes", "integer", 0},
-		{"Selector", "string", 1},
 		{"Age", "string", 0},
+		{"Selector", "string", 1},
 	})
 	checkCells(t, "nodepool", rowByName(t, table, name),
-		[]interface{}{name, "Edge", int64(2), int64(1), "apps.openyurt.io/nodepool=" + name})
+		[]interface{}{name, "Edge", int64(2), int64(1)}, []interface{}{"apps.openyurt.io/nodepool=" + name})
 	table = getTable(t, rc.Get().AbsPath("/apis/apps.openyurt.io/v1alpha1/nodepools").Param("fieldSelector", "metadata.name="+name))
 	if len(table.Rows) != 1 {
 		t.Errorf("nodepools list table filtered by name has %d rows, want 1", len(table.Rows))
@@ -227,5 +232,5 @@ func TestTableOutput(t *testing.T) {
 	// Table output of the status subresource matches the main resource.
 	table = getTable(t, rc.Get().AbsPath(fmt.Sprintf("/apis/apps.tkestack.io/v1/namespaces/%s/tapps/web/status", ns)))
 	checkCells(t, "tapp web status", rowByName(t, table, "web"),
-		[]interface{}{"web", int64(3), int64(3), int64(2), "Running", "nginx:1.7.9", "app=web"})
+		[]interface{}{"web", int64(3), int64(3), int64(2), "Running"}, []interface{}{"nginx:1.7.9", "app=web"})
 }

@@ -22,13 +22,13 @@ func TestTable(t *testing.T) {
 			wide = append(wide, c.Name)
 		}
 	}
-	if want := []string{"Name", "Type", "ReadyNodes", "NotReadyNodes", "Selector", "Age"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"Name", "Type", "ReadyNodes", "NotReadyNodes", "Age", "Selector"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("columns = %v, want %v", names, want)
 	}
 	if want := []string{"Selector"}; !reflect.DeepEqual(wide, want) {
 		t.Errorf("wide columns = %v, want %v", wide, want)
 	}
-	want := []interface{}{"hangzhou", "Edge", int64(2), int64(1), openyurt.NodePoolLabel + "=hangzhou", "<unknown>"}
+	want := []interface{}{"hangzhou", "Edge", int64(2), int64(1), "<unknown>", openyurt.NodePoolLabel + "=hangzhou"}
 	if len(table.Rows) != 1 || !reflect.DeepEqual(table.Rows[0].Cells, want) {
 		t.Errorf("rows = %#v, want one row %#v", table.Rows, want)
 	}
@@ -51,7 +51,7 @@ func TestTable(t *testing.T) {
 	if len(table.Rows) != 2 {
 		t.Fatalf("got %d rows, want 2", len(table.Rows))
 	}
-	if want := []interface{}{"bare", "", int64(0), int64(0), "<none>", "<unknown>"}; !reflect.DeepEqual(table.Rows[1].Cells, want) {
+	if want := []interface{}{"bare", "", int64(0), int64(0), "<unknown>", "<none>"}; !reflect.DeepEqual(table.Rows[1].Cells, want) {
 		t.Errorf("bare pool cells = %#v, want %#v", table.Rows[1].Cells, want)
 	}
 	if table.ResourceVersion != "9" || table.Continue != "c" {

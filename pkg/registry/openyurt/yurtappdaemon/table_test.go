@@ -22,7 +22,7 @@ func TestTableColumns(t *testing.T) {
 			wide = append(wide, c.Name)
 		}
 	}
-	if want := []string{"Name", "WorkloadTemplate", "NodePools", "Selector", "NodePoolSelector", "Age"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"Name", "WorkloadTemplate", "NodePools", "Age", "Selector", "NodePoolSelector"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("columns = %v, want %v", names, want)
 	}
 	if want := []string{"Selector", "NodePoolSelector"}; !reflect.DeepEqual(wide, want) {
@@ -44,18 +44,18 @@ func TestTableRows(t *testing.T) {
 		want []interface{}
 	}{
 		{name: "deployment", yad: deploymentYAD,
-			want: []interface{}{"web", "Deployment", int64(2), "app=web", openyurt.NodePoolTypeLabel + "=edge", "<unknown>"}},
+			want: []interface{}{"web", "Deployment", int64(2), "<unknown>", "app=web", openyurt.NodePoolTypeLabel + "=edge"}},
 		{name: "statefulset", yad: statefulSetYAD,
-			want: []interface{}{"web", "StatefulSet", int64(2), "app=web", openyurt.NodePoolTypeLabel + "=edge", "<unknown>"}},
+			want: []interface{}{"web", "StatefulSet", int64(2), "<unknown>", "app=web", openyurt.NodePoolTypeLabel + "=edge"}},
 		{name: "kind from the spec when status has none", yad: func() *openyurt.YurtAppDaemon {
 			y := statefulSetYAD()
 			y.Status = openyurt.YurtAppDaemonStatus{}
 			y.Spec.NodePoolSelector = &metav1.LabelSelector{}
 			return y
-		}, want: []interface{}{"web", "StatefulSet", int64(0), "app=web", "<all>", "<unknown>"}},
+		}, want: []interface{}{"web", "StatefulSet", int64(0), "<unknown>", "app=web", "<all>"}},
 		{name: "nothing", yad: func() *openyurt.YurtAppDaemon {
 			return &openyurt.YurtAppDaemon{ObjectMeta: metav1.ObjectMeta{Name: "bare"}}
-		}, want: []interface{}{"bare", "", int64(0), "<none>", "<none>", "<unknown>"}},
+		}, want: []interface{}{"bare", "", int64(0), "<unknown>", "<none>", "<none>"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			yad := tc.yad()

@@ -24,7 +24,7 @@ func TestTableColumns(t *testing.T) {
 			wide = append(wide, c.Name)
 		}
 	}
-	if want := []string{"Name", "Desired", "Current", "Ready", "AppStatus", "Images", "Selector", "Age"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"Name", "Desired", "Current", "Ready", "AppStatus", "Age", "Images", "Selector"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("columns = %v, want %v", names, want)
 	}
 	if want := []string{"Images", "Selector"}; !reflect.DeepEqual(wide, want) {
@@ -52,24 +52,24 @@ func TestTableRows(t *testing.T) {
 		want   []interface{}
 	}{
 		{name: "default template", mutate: func(*tkestack.TApp) {},
-			want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "nginx:1", "app=x", "<unknown>"}},
+			want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "<unknown>", "nginx:1", "app=x"}},
 		{name: "default template name points into the pool", mutate: func(a *tkestack.TApp) { a.Spec.DefaultTemplateName = "canary" },
-			want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "nginx:2", "app=x", "<unknown>"}},
+			want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "<unknown>", "nginx:2", "app=x"}},
 		{name: "empty default template name", mutate: func(a *tkestack.TApp) { a.Spec.DefaultTemplateName = "" },
-			want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "nginx:1", "app=x", "<unknown>"}},
+			want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "<unknown>", "nginx:1", "app=x"}},
 		{name: "pool entry named default is ignored", mutate: func(a *tkestack.TApp) {
 			a.Spec.TemplatePool["default"] = testPodTemplate("shadow:1")
-		}, want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "nginx:1", "app=x", "<unknown>"}},
+		}, want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "<unknown>", "nginx:1", "app=x"}},
 		{name: "unknown default template name", mutate: func(a *tkestack.TApp) { a.Spec.DefaultTemplateName = "missing" },
-			want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "nginx:1", "app=x", "<unknown>"}},
+			want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "<unknown>", "nginx:1", "app=x"}},
 		{name: "several containers", mutate: func(a *tkestack.TApp) { a.Spec.Template = twoContainers },
-			want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "nginx:1,busybox", "app=x", "<unknown>"}},
+			want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "<unknown>", "nginx:1,busybox", "app=x"}},
 		{name: "no containers, no status, no selector", mutate: func(a *tkestack.TApp) {
 			a.Spec.Template.Spec.Containers = nil
 			a.Spec.Selector = nil
 			a.Spec.Replicas = 0
 			a.Status = tkestack.TAppStatus{}
-		}, want: []interface{}{"web", int64(0), int64(0), int64(0), "<none>", "", "<none>", "<unknown>"}},
+		}, want: []interface{}{"web", int64(0), int64(0), int64(0), "<none>", "<unknown>", "", "<none>"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tapp := validTApp()
