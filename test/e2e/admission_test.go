@@ -133,3 +133,38 @@ spec:
 	out = mustKubectlIn(t, tappManifest("big", 11), "create", "-n", other, "-f", "-")
 	requireContains(t, "creating a TApp with 11 replicas outside the binding", out, "tapp.apps.tkestack.io/big created")
 }
+
+// TestResourceQuotaObjectCount checks that a ResourceQuota counting TApps holds. Requests for TApps are
+// proxied by kube-apiserver, so the count is enforced by tapp-apiserver's own admission chain.
+func TestResourceQuotaObjectCount(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t, "quota")
+	mustKubectlIn(t, `apiVersion: v1
+kind: ResourceQuota
+metadata:
+  name: tapps
+spec:
+  hard:
+    count/tapps.apps.tkestack.io: "1"
+`, "-n", ns, "apply", "-f", "-")
+	// The quota controller must have recorded the quota's usage before admission can count against it.
+	eventually(t, 60*time.Second, "quota status to be computed", func() error {
+		used, err := kubectl(t, "-n", ns, "get", "resourcequota", "tapps", "-o", `jsonpath={.status.used.count/tapps\.apps\.tkestack\.io}`)
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(used) != "0" {
+			return fmt.Errorf("used = %q, want 0", used)
+		}
+		return nil
+	})
+	mustKubectlIn(t, tappManifest("first", 1), "-n", ns, "apply", "-f", "-")
+	_, stderr, err := kubectlOutputs(t, []byte(tappManifest("second", 1)), "-n", ns, "apply", "-f", "-")
+	if err == nil {
+		t.Fatalf("a second TApp was admitted beyond count/tapps.apps.tkestack.io=1")
+	}
+	requireContains(t, "quota refusal", stderr, "exceeded quota", "count/tapps.apps.tkestack.io")
+	if _, err := kubectl(t, "-n", ns, "get", "tapp", "second"); err == nil {
+		t.Fatalf("the refused TApp exists")
+	}
+}

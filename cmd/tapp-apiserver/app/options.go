@@ -8,8 +8,11 @@ import (
 
 	"github.com/spf13/pflag"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apiserver/pkg/admission"
+	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 
+	"github.com/tapp-io/tapp-apiserver/pkg/admission/quota"
 	"github.com/tapp-io/tapp-apiserver/pkg/apiserver"
 	"github.com/tapp-io/tapp-apiserver/pkg/embeddedetcd"
 )
@@ -43,6 +46,17 @@ func NewOptions(stdout io.Writer) *Options {
 		Stdout:       stdout,
 	}
 	o.Recommended.Etcd.StorageConfig.EncodeVersioner = apiserver.StorageVersions
+
+	// Object-count quotas: kube-apiserver only proxies our resources, so quota is enforced here.
+	quota.Register(o.Recommended.Admission.Plugins)
+	o.Recommended.Admission.RecommendedPluginOrder = append(o.Recommended.Admission.RecommendedPluginOrder, quota.PluginName)
+	o.Recommended.ExtraAdmissionInitializers = func(c *genericapiserver.RecommendedConfig) ([]admission.PluginInitializer, error) {
+		quotaInitializer, err := quota.NewInitializer(c.LoopbackClientConfig)
+		if err != nil {
+			return nil, err
+		}
+		return []admission.PluginInitializer{quotaInitializer}, nil
+	}
 	return o
 }
 
