@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 	scalescheme "k8s.io/client-go/scale/scheme"
@@ -154,7 +155,7 @@ func (i *scaleUpdatedObjectInfo) UpdatedObject(ctx context.Context, oldObj runti
 	}
 
 	groupVersion := tkestackv1.SchemeGroupVersion
-	if info, ok := genericapiRequestGroupVersion(ctx); ok {
+	if info, ok := requestGroupVersion(ctx); ok {
 		groupVersion = info
 	}
 	handler := managedfields.NewScaleHandler(tapp.ManagedFields, groupVersion, replicasPathInScale)
@@ -192,4 +193,13 @@ func (i *scaleUpdatedObjectInfo) UpdatedObject(ctx context.Context, oldObj runti
 		return nil, err
 	}
 	return tapp, nil
+}
+
+// requestGroupVersion returns the group version the client addressed, if any.
+func requestGroupVersion(ctx context.Context) (schema.GroupVersion, bool) {
+	info, ok := genericapirequest.RequestInfoFrom(ctx)
+	if !ok || info.APIGroup == "" || info.APIVersion == "" {
+		return schema.GroupVersion{}, false
+	}
+	return schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}, true
 }

@@ -1,11 +1,7 @@
 package tapp
 
 import (
-	"context"
-
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -23,6 +19,7 @@ type Storage struct {
 
 // NewStorage builds the etcd-backed storage of tapps, tapps/status and tapps/scale.
 func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*Storage, error) {
+	strategy := NewStrategy(scheme)
 	store := &genericregistry.Store{
 		NewFunc:                   func() runtime.Object { return &tkestack.TApp{} },
 		NewListFunc:               func() runtime.Object { return &tkestack.TAppList{} },
@@ -30,10 +27,10 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*
 		DefaultQualifiedResource:  tkestack.Resource("tapps"),
 		SingularQualifiedResource: tkestack.Resource("tapp"),
 
-		CreateStrategy:      NewStrategy(scheme),
-		UpdateStrategy:      NewStrategy(scheme),
-		DeleteStrategy:      NewStrategy(scheme).(rest.RESTDeleteStrategy),
-		ResetFieldsStrategy: NewStrategy(scheme),
+		CreateStrategy:      strategy,
+		UpdateStrategy:      strategy,
+		DeleteStrategy:      strategy.(rest.RESTDeleteStrategy),
+		ResetFieldsStrategy: strategy,
 
 		TableConvertor: tableConvertor,
 	}
@@ -46,13 +43,4 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*
 		Status: registry.NewStatusREST(store, NewStatusStrategy(scheme)),
 		Scale:  &ScaleREST{store: store},
 	}, nil
-}
-
-// genericapiRequestGroupVersion returns the group version the client addressed, if any.
-func genericapiRequestGroupVersion(ctx context.Context) (schema.GroupVersion, bool) {
-	info, ok := genericapirequest.RequestInfoFrom(ctx)
-	if !ok || info.APIGroup == "" || info.APIVersion == "" {
-		return schema.GroupVersion{}, false
-	}
-	return schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}, true
 }
