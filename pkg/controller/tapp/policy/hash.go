@@ -1,0 +1,117 @@
+package policy
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+)
+
+// Label keys written on every pod, shared with the original tkestack/tapp controller so that Services and
+// selectors that use them keep working.
+const (
+	InstanceIDLabel   = tkestack.InstanceIDLabel
+	TemplateHashLabel = tkestack.TemplateHashLabel
+	UniqHashLabel     = tkestack.UniqHashLabel
+)
+
+// hashLength is the number of hex characters of the sha256 kept in a hash label (40 bits).
+const hashLength = 10
+
+// TemplateHash returns the hash of the whole template (metadata and spec), ignoring the two hash labels
+// if the template carries them. A pod whose TemplateHashLabel differs from it is out of date.
+//
+// The hash is computed over canonical JSON, not over a dump of Go structs: the template is encoded with
+// encoding/json (map keys sorted, zero-valued omitempty fields and nil pointers left out), then nulls and
+// empty arrays are removed. A field that a newer k8s.io/api adds is optional and therefore absent from the
+// JSON of a template that does not use it, so upgrading the libraries does not change the hash and does not
+// restart pods. Quantities are encoded in their canonical form ("1000m" and "1" hash the same).
+//
+// The value is the first 10 hex characters of the sha256 of that JSON. Pods created by the original
+// controller carry decimal fnv hashes; they never match and are updated through the normal budgets.
+func TemplateHash(t *corev1.PodTemplateSpec) string {
+	c := t.DeepCopy()
+	delete(c.Labels, TemplateHashLabel)
+	delete(c.Labels, UniqHashLabel)
+	return hashObject(c)
+}
+
+// UniqHash returns the hash of the template spec with the image of every regular container blanked. Two
+// templates with the same UniqHash differ only in container images and metadata, which the in-place update
+// applies to a running pod; any other difference recreates the pod.
+//
+// Decisions:
+//   - metadata (labels, annotations) is not part of it: a label or annotation change is applied in place;
+//   - init container images ARE part of it: the kubelet does not rerun init containers of a running pod,
+//     so an init image change can only take effect by recreating the pod (never half-applied in place);
+//   - ephemeral containers are not part of a template and are ignored.
+func UniqHash(t *corev1.PodTemplateSpec) string {
+	spec := t.Spec.DeepCopy()
+	for i := range spec.Containers {
+		spec.Containers[i].Image = ""
+	}
+	return hashObject(spec)
+}
+
+func hashObject(obj interface{}) string {
+	data, err := canonicalJSON(obj)
+	if err != nil {
+		// Pod templates always encode; keep the function total anyway.
+		data = []byte(fmt.Sprintf("%#v", obj))
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])[:hashLength]
+}
+
+// canonicalJSON encodes obj with encoding/json, then drops nulls and empty arrays so that a nil and an
+// empty slice, or a zero metav1.Time, do not matter.
+func canonicalJSON(obj interface{}) ([]byte, error) {
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var generic interface{}
+	if err := dec.Decode(&generic); err != nil {
+		return nil, err
+	}
+	return json.Marshal(prune(generic))
+}
+
+func prune(v interface{}) interface{} {
+	switch x := v.(type) {
+	case map[string]interface{}:
+		for k, child := range x {
+			child = prune(child)
+			if isEmpty(child) {
+				delete(x, k)
+				continue
+			}
+			x[k] = child
+		}
+		return x
+	case []interface{}:
+		for i := range x {
+			x[i] = prune(x[i])
+		}
+		return x
+	default:
+		return v
+	}
+}
+
+func isEmpty(v interface{}) bool {
+	if v == nil {
+		return true
+	}
+	if a, ok := v.([]interface{}); ok && len(a) == 0 {
+		return true
+	}
+	return false
+}

@@ -1,0 +1,452 @@
+package policy
+
+import (
+	"sort"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+)
+
+// DeleteReason says why a pod is deleted.
+type DeleteReason string
+
+// Delete reasons.
+const (
+	// ReasonScaleDown: the id is ≥ spec.replicas.
+	ReasonScaleDown DeleteReason = "ScaleDown"
+	// ReasonKilled: spec.statuses[id] is Killed.
+	ReasonKilled DeleteReason = "Killed"
+	// ReasonMigrate: the pod finished and migrates (see ShouldMigrate); it is recreated once gone.
+	ReasonMigrate DeleteReason = "Migrate"
+	// ReasonStray: a pod the TApp controls whose instance label is not a valid id or does not match its
+	// name (someone edited the label).
+	ReasonStray DeleteReason = "Stray"
+	// ReasonNodeLost: force deletion of a terminating pod whose node is lost (spec.forceDeletePod).
+	ReasonNodeLost DeleteReason = "NodeLost"
+)
+
+// Delete is a pod to delete. The executor should delete with a UID precondition so that a newer pod of
+// the same name is never hit.
+type Delete struct {
+	ID      string // instance id; empty for a stray pod without a valid id
+	PodName string
+	UID     types.UID
+	Reason  DeleteReason
+}
+
+// InPlaceUpdate is a pod to update in place to the template named Template. It carries the complete target:
+// the executor sets Labels and Annotations, removes RemoveLabels and RemoveAnnotations, and sets the image
+// of each container named in Images (matched by container name).
+type InPlaceUpdate struct {
+	ID       string
+	PodName  string
+	UID      types.UID
+	Template string
+	// Images maps container name → new image, for the containers whose image changes.
+	Images map[string]string
+	// Labels is the full set of labels the template manages (template labels, instance and hash labels).
+	Labels map[string]string
+	// RemoveLabels are keys the pod's previous template set (TemplateKeysAnnotation) that the new template
+	// no longer has. Sorted.
+	RemoveLabels []string
+	// Annotations is the full set of annotations the template manages, including TemplateKeysAnnotation
+	// (and excluding tkestack.io/portmapping when the pod already has one: the pod's value is kept).
+	Annotations map[string]string
+	// RemoveAnnotations: like RemoveLabels, for annotations. Sorted.
+	RemoveAnnotations []string
+}
+
+// Recreate is a pod to delete now because its template changed beyond images; the instance is created
+// again (Creates) by a later plan, once the old pod is gone.
+type Recreate struct {
+	ID       string
+	PodName  string
+	UID      types.UID
+	Template string
+}
+
+// Conflict is a pod that holds the name of a wanted instance but is not controlled by this TApp (a
+// foreign or orphaned pod). The instance cannot be created until the pod is removed; the controller
+// should report it (event/condition) instead of failing creates forever.
+type Conflict struct {
+	ID      string
+	PodName string
+	// Owner describes the pod's controller ("no controller" for an orphan).
+	Owner string
+}
+
+// InstanceError is an instance the plan cannot act on, e.g. because its template does not exist.
+type InstanceError struct {
+	ID       string
+	Template string
+	Message  string
+}
+
+// Plan is what one sync of a TApp should do, given a snapshot of its pods. Ordering is deterministic:
+// Creates, InPlaceUpdates, Recreates, GateInits, HeldUpdates, Conflicts and Errors are in ascending id order;
+// Deletes and ForceDeletes in descending id order (highest first, like StatefulSet), stray pods last by name.
+type Plan struct {
+	// Creates are the ids whose pod (and claims, NewPVCs) should be created with NewPod. A wanted id
+	// (0..replicas-1, not Killed) with no pod is always created, whatever its previous status: deleting
+	// the pod of a finished instance restarts it.
+	Creates []string
+	// Deletes are graceful deletions.
+	Deletes []Delete
+	// ForceDeletes are deletions with grace period 0.
+	ForceDeletes []Delete
+	// InPlaceUpdates are pods to update in place.
+	InPlaceUpdates []InPlaceUpdate
+	// Recreates are pods to delete now and create later.
+	Recreates []Recreate
+	// HeldUpdates are ids that need an update (in place or recreate) but were held back by a budget.
+	HeldUpdates []string
+	// GateInits are ids whose pod has the tkestack.io/InPlaceUpdate readiness gate but no condition of
+	// that type yet; the controller sets it True (pods/status) so that the kubelet can report Ready.
+	GateInits []string
+	// Conflicts are foreign pods holding the name of a wanted instance.
+	Conflicts []Conflict
+	// Errors are instances that cannot be acted on.
+	Errors []InstanceError
+	// RequeueAfter, when > 0, is when a pending force deletion becomes due.
+	RequeueAfter time.Duration
+	// Status is the status to report for the snapshot (before the plan is executed).
+	Status Status
+}
+
+// ComputePlan decides the actions of one sync of tapp, given the pods that may belong to it (typically the
+// pods of the namespace that match its selector, or that carry its controllerRef). nodes may be nil, in
+// which case no pod is force-deleted. now is compared with pods' deletion timestamps.
+//
+// Rules:
+//   - Pods are matched to an instance by the tapp_instance_key label, and only if they are controlled by the
+//     TApp (controllerRef UID) and named <tapp>-<id>. Other pods named <tapp>-<id> for a wanted id are
+//     Conflicts. Controlled pods with an invalid id or a label/name mismatch are deleted (ReasonStray).
+//   - Wanted ids are 0..replicas-1 minus the Killed ones (spec.statuses). Pods of other ids are deleted.
+//   - A terminating pod is waited for; with spec.forceDeletePod, if it is bound to a node that is NotReady,
+//     Unknown or missing and its deletion deadline (deletionTimestamp) has passed, it is force-deleted.
+//   - A finished pod (Succeeded/Failed) that migrates (ShouldMigrate) is deleted and recreated later;
+//     one that does not is kept as is (it is never updated nor deleted by the controller).
+//   - A live pod whose template hash differs from its template's is updated in place when the uniq hash
+//     is unchanged (only images/metadata changed), else recreated.
+//   - Budgets: a pod is available when IsAvailable. Instances on the rolling template
+//     (RollingTemplateName) are processed in ascending id order within updateStrategy.maxUnavailable;
+//     instances on other templates first, in ascending id order, within forceUpdate.maxUnavailable. Both
+//     are a number or a percentage of the number of wanted instances (rounded up, at least 1 when > 0).
+//     An available pod is acted on only while more than (wanted − maxUnavailable) pods are available, and
+//     acting on it makes it unavailable. A pod that is already unavailable is acted on at once, outside the
+//     budget, so an update that fixes broken pods always progresses.
+//   - While the TApp is being deleted, nothing is done (the garbage collector removes the pods).
+func ComputePlan(tapp *tkestackv1.TApp, pods []*corev1.Pod, nodes NodeLookup, now time.Time) *Plan {
+	owned, strays, byName := classify(tapp, pods)
+	plan := &Plan{Status: computeStatus(tapp, owned)}
+	if tapp.DeletionTimestamp != nil {
+		return plan
+	}
+	replicas := desiredReplicas(tapp)
+
+	var deletes, forceDeletes []deleteItem
+	var requeue time.Duration
+	remove := func(n int, id string, pod *corev1.Pod, reason DeleteReason) {
+		if !isTerminating(pod) {
+			deletes = append(deletes, deleteItem{n, Delete{id, pod.Name, pod.UID, reason}})
+			return
+		}
+		if !tapp.Spec.ForceDeletePod || nodes == nil || pod.Spec.NodeName == "" || !nodes(pod.Spec.NodeName).lost() {
+			return
+		}
+		if wait := pod.DeletionTimestamp.Time.Sub(now); wait > 0 {
+			if requeue == 0 || wait < requeue {
+				requeue = wait
+			}
+			return
+		}
+		forceDeletes = append(forceDeletes, deleteItem{n, Delete{id, pod.Name, pod.UID, ReasonNodeLost}})
+	}
+	for _, pod := range strays {
+		remove(-1, "", pod, ReasonStray)
+	}
+
+	var candidates []candidate
+	available := map[int]bool{}
+	wanted := 0
+	for n := 0; n < replicas; n++ {
+		if !IsKilled(tapp, idString(n)) {
+			wanted++
+		}
+	}
+	for _, n := range sortedOrdinals(owned) {
+		pod, id := owned[n], idString(n)
+		switch {
+		case n >= replicas:
+			remove(n, id, pod, ReasonScaleDown)
+			continue
+		case IsKilled(tapp, id):
+			remove(n, id, pod, ReasonKilled)
+			continue
+		case isTerminating(pod):
+			remove(n, id, pod, "")
+			continue
+		case isFinished(pod):
+			if ShouldMigrate(tapp, pod) {
+				remove(n, id, pod, ReasonMigrate)
+			}
+			continue
+		}
+		if IsAvailable(pod) {
+			available[n] = true
+		}
+		if hasGate(pod) && podCondition(pod, InPlaceUpdateGate) == nil {
+			plan.GateInits = append(plan.GateInits, id)
+		}
+		name, t, err := templateForID(tapp, id)
+		if err != nil {
+			plan.Errors = append(plan.Errors, InstanceError{ID: id, Template: name, Message: err.Error()})
+			continue
+		}
+		if pod.Labels[TemplateHashLabel] == TemplateHash(t) {
+			continue
+		}
+		candidates = append(candidates, candidate{n: n, pod: pod, name: name, template: t})
+	}
+
+	for n := 0; n < replicas; n++ {
+		id := idString(n)
+		if _, ok := owned[n]; ok || IsKilled(tapp, id) {
+			continue
+		}
+		if other, ok := byName[PodName(tapp, id)]; ok {
+			if !IsControlledBy(other, tapp) {
+				plan.Conflicts = append(plan.Conflicts, Conflict{ID: id, PodName: other.Name, Owner: podDescription(other)})
+			}
+			// A stray pod of ours holds the name: it is being deleted above; create once it is gone.
+			continue
+		}
+		name, _, err := templateForID(tapp, id)
+		if err != nil {
+			plan.Errors = append(plan.Errors, InstanceError{ID: id, Template: name, Message: err.Error()})
+			continue
+		}
+		plan.Creates = append(plan.Creates, id)
+	}
+
+	rolling := RollingTemplateName(tapp)
+	var forced, rolled []candidate
+	for _, c := range candidates {
+		if c.name == rolling {
+			rolled = append(rolled, c)
+		} else {
+			forced = append(forced, c)
+		}
+	}
+	forceMax := MaxUnavailable(tapp.Spec.UpdateStrategy.ForceUpdate.MaxUnavailable, tkestack.DefaultForceUpdateMaxUnavailable, wanted)
+	rollMax := MaxUnavailable(tapp.Spec.UpdateStrategy.MaxUnavailable, strconv.Itoa(tkestack.DefaultMaxUnavailable), wanted)
+	var acted []candidate
+	for _, group := range []struct {
+		cands []candidate
+		max   int
+	}{{forced, forceMax}, {rolled, rollMax}} {
+		minAvailable := wanted - group.max
+		for _, c := range group.cands {
+			if available[c.n] {
+				if len(available) <= minAvailable {
+					plan.HeldUpdates = append(plan.HeldUpdates, idString(c.n))
+					continue
+				}
+				delete(available, c.n)
+			}
+			acted = append(acted, c)
+		}
+	}
+	sort.Slice(acted, func(i, j int) bool { return acted[i].n < acted[j].n })
+	for _, c := range acted {
+		if u, ok := inPlaceUpdate(c); ok {
+			plan.InPlaceUpdates = append(plan.InPlaceUpdates, u)
+		} else {
+			plan.Recreates = append(plan.Recreates, Recreate{ID: idString(c.n), PodName: c.pod.Name, UID: c.pod.UID, Template: c.name})
+		}
+	}
+	sort.Slice(plan.HeldUpdates, func(i, j int) bool { return ordinal(plan.HeldUpdates[i]) < ordinal(plan.HeldUpdates[j]) })
+	sort.Slice(plan.Errors, func(i, j int) bool { return ordinal(plan.Errors[i].ID) < ordinal(plan.Errors[j].ID) })
+	plan.Deletes = sortDeletes(deletes)
+	plan.ForceDeletes = sortDeletes(forceDeletes)
+	plan.RequeueAfter = requeue
+	return plan
+}
+
+// MaxUnavailable resolves a budget against total wanted instances: an integer is taken as is (negative
+// → 0); a percentage is rounded up and is at least 1 when it is > 0. nil or an invalid value uses def.
+func MaxUnavailable(v *intstr.IntOrString, def string, total int) int {
+	if v == nil {
+		d := intstr.Parse(def)
+		v = &d
+	}
+	n, err := intstr.GetScaledValueFromIntOrPercent(v, total, true)
+	if err != nil {
+		d := intstr.Parse(def)
+		n, _ = intstr.GetScaledValueFromIntOrPercent(&d, total, true)
+		v = &d
+	}
+	if n < 0 {
+		return 0
+	}
+	if n == 0 && v.Type == intstr.String {
+		if p, err := intstr.GetScaledValueFromIntOrPercent(v, 100, true); err == nil && p > 0 {
+			return 1
+		}
+	}
+	return n
+}
+
+type candidate struct {
+	n        int
+	pod      *corev1.Pod
+	name     string
+	template *corev1.PodTemplateSpec
+}
+
+type deleteItem struct {
+	n int
+	d Delete
+}
+
+func sortDeletes(items []deleteItem) []Delete {
+	sort.Slice(items, func(i, j int) bool {
+		if items[i].n != items[j].n {
+			return items[i].n > items[j].n
+		}
+		return items[i].d.PodName < items[j].d.PodName
+	})
+	var out []Delete
+	for _, it := range items {
+		out = append(out, it.d)
+	}
+	return out
+}
+
+// inPlaceUpdate builds the in-place target for a candidate, or reports false when the pod must be
+// recreated: the uniq hash differs, or a template container has no container of the same name in the pod.
+func inPlaceUpdate(c candidate) (InPlaceUpdate, bool) {
+	pod, t := c.pod, c.template
+	if pod.Labels[UniqHashLabel] != UniqHash(t) {
+		return InPlaceUpdate{}, false
+	}
+	images := map[string]string{}
+	for _, want := range t.Spec.Containers {
+		found := false
+		for _, have := range pod.Spec.Containers {
+			if have.Name == want.Name {
+				found = true
+				if have.Image != want.Image {
+					images[want.Name] = want.Image
+				}
+			}
+		}
+		if !found {
+			return InPlaceUpdate{}, false
+		}
+	}
+	id := idString(c.n)
+	labels := PodLabels(t, id)
+	annotations := map[string]string{}
+	for k, v := range t.Annotations {
+		annotations[k] = v
+	}
+	annotations[TemplateKeysAnnotation] = templateKeysValue(t)
+	if _, ok := pod.Annotations[PortMappingAnnotation]; ok {
+		delete(annotations, PortMappingAnnotation)
+	}
+	old := recordedTemplateKeys(pod)
+	var removeLabels, removeAnnotations []string
+	for _, k := range old.Labels {
+		if _, keep := labels[k]; !keep {
+			removeLabels = append(removeLabels, k)
+		}
+	}
+	for _, k := range old.Annotations {
+		if _, keep := t.Annotations[k]; !keep && k != PortMappingAnnotation && k != TemplateKeysAnnotation {
+			removeAnnotations = append(removeAnnotations, k)
+		}
+	}
+	sort.Strings(removeLabels)
+	sort.Strings(removeAnnotations)
+	return InPlaceUpdate{
+		ID:                id,
+		PodName:           pod.Name,
+		UID:               pod.UID,
+		Template:          c.name,
+		Images:            images,
+		Labels:            labels,
+		RemoveLabels:      removeLabels,
+		Annotations:       annotations,
+		RemoveAnnotations: removeAnnotations,
+	}, true
+}
+
+// classify splits pods into the instance pods controlled by the TApp (by ordinal), controlled pods that
+// are not valid instance pods (strays), and an index of every pod by name.
+func classify(tapp *tkestackv1.TApp, pods []*corev1.Pod) (map[int]*corev1.Pod, []*corev1.Pod, map[string]*corev1.Pod) {
+	owned := map[int]*corev1.Pod{}
+	var strays []*corev1.Pod
+	byName := map[string]*corev1.Pod{}
+	for _, pod := range pods {
+		if pod == nil || pod.Namespace != tapp.Namespace {
+			continue
+		}
+		if _, dup := byName[pod.Name]; dup {
+			continue
+		}
+		byName[pod.Name] = pod
+		if !IsControlledBy(pod, tapp) {
+			continue
+		}
+		id, _ := InstanceID(pod)
+		n, ok := ParseID(id)
+		if !ok || pod.Name != PodName(tapp, id) {
+			strays = append(strays, pod)
+			continue
+		}
+		owned[n] = pod
+	}
+	return owned, strays, byName
+}
+
+func hasGate(pod *corev1.Pod) bool {
+	for _, g := range pod.Spec.ReadinessGates {
+		if g.ConditionType == InPlaceUpdateGate {
+			return true
+		}
+	}
+	return false
+}
+
+func desiredReplicas(tapp *tkestackv1.TApp) int {
+	if tapp.Spec.Replicas < 0 {
+		return 0
+	}
+	return int(tapp.Spec.Replicas)
+}
+
+func idString(n int) string { return strconv.Itoa(n) }
+
+func ordinal(id string) int {
+	n, ok := ParseID(id)
+	if !ok {
+		return -1
+	}
+	return n
+}
+
+func sortedOrdinals(m map[int]*corev1.Pod) []int {
+	out := make([]int, 0, len(m))
+	for n := range m {
+		out = append(out, n)
+	}
+	sort.Ints(out)
+	return out
+}

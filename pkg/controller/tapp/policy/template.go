@@ -1,0 +1,59 @@
+package policy
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+)
+
+// DefaultTemplateName is the template name that refers to spec.template. It always means spec.template,
+// even if the pool has an entry of that name (validation reserves the name).
+const DefaultTemplateName = tkestack.DefaultTemplateName
+
+// TemplateNameFor returns the name of the template instance id runs: spec.templates[id] when set, else
+// spec.defaultTemplateName, else "default" (spec.template).
+func TemplateNameFor(tapp *tkestackv1.TApp, id string) string {
+	if name := tapp.Spec.Templates[id]; name != "" {
+		return name
+	}
+	if tapp.Spec.DefaultTemplateName != "" {
+		return tapp.Spec.DefaultTemplateName
+	}
+	return DefaultTemplateName
+}
+
+// RollingTemplateName returns the template that rolls within updateStrategy.maxUnavailable:
+// updateStrategy.template, else the default template name. Instances on any other template are
+// updated within updateStrategy.forceUpdate.maxUnavailable.
+func RollingTemplateName(tapp *tkestackv1.TApp) string {
+	if tapp.Spec.UpdateStrategy.Template != "" {
+		return tapp.Spec.UpdateStrategy.Template
+	}
+	if tapp.Spec.DefaultTemplateName != "" {
+		return tapp.Spec.DefaultTemplateName
+	}
+	return DefaultTemplateName
+}
+
+// TemplateFor returns a deep copy of the template called name: spec.template for "default", else the
+// templatePool entry. The caller may modify the result.
+func TemplateFor(tapp *tkestackv1.TApp, name string) (*corev1.PodTemplateSpec, error) {
+	if name == DefaultTemplateName {
+		return tapp.Spec.Template.DeepCopy(), nil
+	}
+	t, ok := tapp.Spec.TemplatePool[name]
+	if !ok {
+		return nil, fmt.Errorf("template %q not found in spec.templatePool of TApp %s/%s", name, tapp.Namespace, tapp.Name)
+	}
+	return t.DeepCopy(), nil
+}
+
+// templateForID resolves the template of instance id.
+func templateForID(tapp *tkestackv1.TApp, id string) (string, *corev1.PodTemplateSpec, error) {
+	name := TemplateNameFor(tapp, id)
+	t, err := TemplateFor(tapp, name)
+	return name, t, err
+}

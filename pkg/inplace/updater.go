@@ -1,0 +1,221 @@
+package inplace
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/clock"
+)
+
+var (
+	// ErrNotBegun is returned by Apply when images would change on a pod that has the readiness gate but whose
+	// gate condition is not False yet: call Begin first (and pass Apply the pod Begin returned).
+	ErrNotBegun = errors.New("in-place update not begun: readiness gate condition is not False")
+	// ErrInProgress is returned by EnsureReadinessGateTrue when the pod has an in-place update in progress;
+	// use Check and Complete for such a pod.
+	ErrInProgress = errors.New("in-place update in progress")
+	// ErrStateChanged is returned by Complete when the pod's in-place update state is no longer the one it was
+	// asked to complete; requeue and look again.
+	ErrStateChanged = errors.New("in-place update state changed since the pod was read")
+)
+
+// Updater performs the API writes of in-place updates. Every write is a patch built from a deep copy; the pods
+// passed in (typically informer cache objects) are never modified. Writes carry the resourceVersion of the pod
+// they were computed from as a precondition.
+//
+// Status writes (Begin, Complete, EnsureReadinessGateTrue) only touch the ReadinessGate condition; on Conflict
+// they re-read the pod from the API server and retry a few times, since their outcome does not depend on the
+// rest of the pod (the kubelet writes pod status often). Apply does not retry: a Conflict is returned to the
+// caller, which should requeue and decide again from a fresh view.
+type Updater struct {
+	Client kubernetes.Interface
+	// Clock stamps the state annotation and condition transitions; nil means the real clock.
+	Clock clock.PassiveClock
+}
+
+func (u *Updater) now() time.Time {
+	if u.Clock == nil {
+		return time.Now()
+	}
+	return u.Clock.Now()
+}
+
+// Begin sets the pod's ReadinessGate condition to False (reason InPlaceUpdating) so that the kubelet marks the
+// pod not Ready and endpoints drop it before its containers restart. It writes nothing else (in particular not
+// the Ready condition) and nothing at all if the condition is already False with that reason. A pod without the
+// readiness gate is returned unchanged. It returns the pod as written, to be passed to Apply.
+func (u *Updater) Begin(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+	if !HasReadinessGate(pod) {
+		return pod, nil
+	}
+	return u.setGate(ctx, pod, corev1.ConditionFalse, ReasonUpdating, "container images are being updated in place", nil)
+}
+
+// Apply moves the pod to t in place (see UpdatedPod for exactly what changes) with one strategic merge patch
+// carrying the pod's resourceVersion as a precondition. A Conflict (the pod changed since it was read) is
+// returned as is (apierrors.IsConflict works on it). Nothing is written if nothing changes; the returned pod
+// is then the one passed in and must not be modified.
+//
+// If images change on a pod that has the readiness gate, its gate condition must already be False (Begin),
+// otherwise ErrNotBegun is returned. A change of labels/annotations only needs no Begin.
+func (u *Updater) Apply(ctx context.Context, pod *corev1.Pod, t Target) (*corev1.Pod, error) {
+	updated, err := UpdatedPod(pod, t, u.now())
+	if err != nil {
+		return nil, err
+	}
+	imagesChange := false
+	for i := range updated.Spec.Containers {
+		if updated.Spec.Containers[i].Image != pod.Spec.Containers[i].Image {
+			imagesChange = true
+		}
+	}
+	if imagesChange && HasReadinessGate(pod) && GateStatus(pod) != corev1.ConditionFalse {
+		return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, ErrNotBegun)
+	}
+	if equality.Semantic.DeepEqual(updated, pod) {
+		return pod, nil
+	}
+	data, err := SpecPatch(pod, updated)
+	if err != nil {
+		return nil, err
+	}
+	out, err := u.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("patching pod %s/%s in place: %w", pod.Namespace, pod.Name, err)
+	}
+	return out, nil
+}
+
+// Complete ends an in-place update: it sets the ReadinessGate condition to True (reason InPlaceUpdated), after
+// which the kubelet sets Ready from the containers' readiness, then removes the state annotation (whatever its
+// value, including the legacy "true"). The annotation is removed rather than kept so that its presence always
+// means "update in progress" and the pod does not keep stale data; the revision lives in the pod's hash labels.
+// If the process stops between the two writes, Check still reports Done and calling Complete again finishes.
+//
+// Complete does not check progress itself: call it when Check reports Done. If, on a fresh read after a
+// Conflict, the pod's state annotation is not the one of the pod passed in (a newer update was applied),
+// nothing more is written and an error wrapping ErrStateChanged is returned.
+func (u *Updater) Complete(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+	seen, found := pod.Annotations[StateAnnotation]
+	sameState := func(p *corev1.Pod) error {
+		if v, ok := p.Annotations[StateAnnotation]; ok != found || v != seen {
+			return fmt.Errorf("pod %s/%s: %w", p.Namespace, p.Name, ErrStateChanged)
+		}
+		return nil
+	}
+	cur := pod
+	if HasReadinessGate(pod) {
+		var err error
+		if cur, err = u.setGate(ctx, pod, corev1.ConditionTrue, ReasonUpdated, "", sameState); err != nil {
+			return nil, err
+		}
+	}
+	if !found {
+		return cur, nil
+	}
+	return u.retry(ctx, cur, func(p *corev1.Pod) (*corev1.Pod, error) {
+		if _, ok := p.Annotations[StateAnnotation]; !ok {
+			return p, nil // already removed
+		}
+		if err := sameState(p); err != nil {
+			return nil, err
+		}
+		data, err := json.Marshal(map[string]any{"metadata": map[string]any{
+			"resourceVersion": p.ResourceVersion,
+			"annotations":     map[string]any{StateAnnotation: nil},
+		}})
+		if err != nil {
+			return nil, err
+		}
+		out, err := u.Client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("removing %s from pod %s/%s: %w", StateAnnotation, p.Namespace, p.Name, err)
+		}
+		return out, nil
+	})
+}
+
+// EnsureReadinessGateTrue sets the ReadinessGate condition to True (reason NotUpdating) on a pod that has the
+// gate and no in-place update in progress: a freshly created pod (which stays not Ready until then), or a pod
+// left with the condition False by a Begin whose update was not applied. It writes nothing if the condition is
+// already True and returns ErrInProgress if an update is in progress.
+func (u *Updater) EnsureReadinessGateTrue(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+	if !HasReadinessGate(pod) {
+		return pod, nil
+	}
+	if GateStatus(pod) == corev1.ConditionTrue {
+		return pod, nil
+	}
+	guard := func(p *corev1.Pod) error {
+		if InProgress(p) {
+			return fmt.Errorf("pod %s/%s: %w", p.Namespace, p.Name, ErrInProgress)
+		}
+		return nil
+	}
+	return u.setGate(ctx, pod, corev1.ConditionTrue, ReasonNotUpdating, "", guard)
+}
+
+// setGate writes the ReadinessGate condition through pods/status, retrying on Conflict from a fresh read.
+// guard, if set, is checked on every version of the pod before writing.
+func (u *Updater) setGate(ctx context.Context, pod *corev1.Pod, status corev1.ConditionStatus, reason, message string, guard func(*corev1.Pod) error) (*corev1.Pod, error) {
+	return u.retry(ctx, pod, func(p *corev1.Pod) (*corev1.Pod, error) {
+		if guard != nil {
+			if err := guard(p); err != nil {
+				return nil, err
+			}
+		}
+		cond, changed := gateCondition(p, status, reason, message, u.now())
+		if !changed {
+			return p, nil
+		}
+		data, err := conditionPatch(p.ResourceVersion, cond)
+		if err != nil {
+			return nil, err
+		}
+		out, err := u.Client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{}, "status")
+		if err != nil {
+			return nil, fmt.Errorf("setting condition %s=%s on pod %s/%s: %w", ReadinessGate, status, p.Namespace, p.Name, err)
+		}
+		return out, nil
+	})
+}
+
+// retry runs write on pod and, while it fails with Conflict, on a fresh copy read from the API server. It
+// stops if the pod was replaced by another one of the same name.
+func (u *Updater) retry(ctx context.Context, pod *corev1.Pod, write func(*corev1.Pod) (*corev1.Pod, error)) (*corev1.Pod, error) {
+	cur := pod
+	var result *corev1.Pod
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		out, err := write(cur)
+		if err == nil {
+			result = out
+			return nil
+		}
+		if !apierrors.IsConflict(err) {
+			return err
+		}
+		fresh, gerr := u.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if gerr != nil {
+			return gerr
+		}
+		if pod.UID != "" && fresh.UID != pod.UID {
+			return fmt.Errorf("pod %s/%s was replaced (uid %s, now %s)", pod.Namespace, pod.Name, pod.UID, fresh.UID)
+		}
+		cur = fresh
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return result, nil
+}

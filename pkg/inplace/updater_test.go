@@ -1,0 +1,507 @@
+package inplace
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	testingclock "k8s.io/utils/clock/testing"
+)
+
+var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+
+type sentPatch struct {
+	subresource string
+	data        []byte
+}
+
+// apiServer wraps a fake clientset with a pod patch handler that behaves like the API server on what matters
+// here: a metadata.resourceVersion in the patch is a precondition (Conflict otherwise), every write bumps the
+// resourceVersion, the status subresource only changes status and the main resource never changes status.
+type apiServer struct {
+	*fake.Clientset
+	patches []sentPatch
+	gets    int
+}
+
+func newAPIServer(t *testing.T, pods ...*corev1.Pod) *apiServer {
+	t.Helper()
+	objs := make([]runtime.Object, 0, len(pods))
+	for _, p := range pods {
+		objs = append(objs, p.DeepCopy())
+	}
+	s := &apiServer{Clientset: fake.NewClientset(objs...)}
+	s.PrependReactor("get", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		s.gets++
+		return false, nil, nil
+	})
+	s.PrependReactor("patch", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		pa := action.(k8stesting.PatchAction)
+		s.patches = append(s.patches, sentPatch{subresource: pa.GetSubresource(), data: pa.GetPatch()})
+		if pa.GetPatchType() != "application/strategic-merge-patch+json" {
+			t.Errorf("unexpected patch type %s", pa.GetPatchType())
+		}
+		obj, err := s.Tracker().Get(podsGVR, pa.GetNamespace(), pa.GetName())
+		if err != nil {
+			return true, nil, err
+		}
+		cur := obj.(*corev1.Pod)
+		var pre struct {
+			Metadata struct {
+				ResourceVersion string `json:"resourceVersion"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(pa.GetPatch(), &pre); err != nil {
+			return true, nil, err
+		}
+		if rv := pre.Metadata.ResourceVersion; rv != "" && rv != cur.ResourceVersion {
+			return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, cur.Name,
+				errors.New("the object has been modified"))
+		}
+		curJSON, _ := json.Marshal(cur)
+		merged, err := strategicpatch.StrategicMergePatch(curJSON, pa.GetPatch(), &corev1.Pod{})
+		if err != nil {
+			return true, nil, err
+		}
+		patched := &corev1.Pod{}
+		if err := json.Unmarshal(merged, patched); err != nil {
+			return true, nil, err
+		}
+		result := cur.DeepCopy()
+		if pa.GetSubresource() == "status" {
+			result.Status = patched.Status
+		} else {
+			patched.Status = cur.Status
+			result = patched
+		}
+		s.bumpRV(result)
+		if err := s.Tracker().Update(podsGVR, result, result.Namespace); err != nil {
+			return true, nil, err
+		}
+		return true, result.DeepCopy(), nil
+	})
+	return s
+}
+
+func (s *apiServer) bumpRV(p *corev1.Pod) {
+	n, _ := strconv.Atoi(p.ResourceVersion)
+	p.ResourceVersion = strconv.Itoa(n + 1)
+}
+
+// stored returns the pod as stored.
+func (s *apiServer) stored(t *testing.T, pod *corev1.Pod) *corev1.Pod {
+	t.Helper()
+	obj, err := s.Tracker().Get(podsGVR, pod.Namespace, pod.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obj.(*corev1.Pod)
+}
+
+// kubelet stores a status change made by the kubelet.
+func (s *apiServer) kubelet(t *testing.T, pod *corev1.Pod, mutate func(*corev1.Pod)) *corev1.Pod {
+	t.Helper()
+	p := s.stored(t, pod).DeepCopy()
+	mutate(p)
+	s.bumpRV(p)
+	if err := s.Tracker().Update(podsGVR, p, p.Namespace); err != nil {
+		t.Fatal(err)
+	}
+	return p.DeepCopy()
+}
+
+// patchedConditionTypes returns the condition types a status patch writes.
+func patchedConditionTypes(t *testing.T, data []byte) []corev1.PodConditionType {
+	t.Helper()
+	var p struct {
+		Status struct {
+			Conditions []corev1.PodCondition `json:"conditions"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal(data, &p); err != nil {
+		t.Fatal(err)
+	}
+	var types []corev1.PodConditionType
+	for _, c := range p.Status.Conditions {
+		types = append(types, c.Type)
+	}
+	return types
+}
+
+func condition(pod *corev1.Pod, typ corev1.PodConditionType) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == typ {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func TestBeginWritesOnlyTheGateCondition(t *testing.T) {
+	ctx := context.Background()
+	pod := podFrom(template())
+	pristine := pod.DeepCopy()
+	s := newAPIServer(t, pod)
+	clk := testingclock.NewFakePassiveClock(t0)
+	u := &Updater{Client: s, Clock: clk}
+
+	out, err := u.Begin(ctx, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(pod, pristine) {
+		t.Fatal("Begin modified its input")
+	}
+	if len(s.patches) != 1 || s.patches[0].subresource != "status" {
+		t.Fatalf("patches = %v, want one pods/status patch", s.patches)
+	}
+	if types := patchedConditionTypes(t, s.patches[0].data); !reflect.DeepEqual(types, []corev1.PodConditionType{ReadinessGate}) {
+		t.Errorf("status patch writes conditions %v, want only %s", types, ReadinessGate)
+	}
+	got := s.stored(t, pod)
+	gate := condition(got, ReadinessGate)
+	if gate == nil || gate.Status != corev1.ConditionFalse || gate.Reason != ReasonUpdating || !gate.LastTransitionTime.Time.Equal(t0) {
+		t.Errorf("gate condition = %+v, want False/%s at %v", gate, ReasonUpdating, t0)
+	}
+	if ready := condition(got, corev1.PodReady); !equality.Semantic.DeepEqual(ready, condition(pristine, corev1.PodReady)) {
+		t.Errorf("Ready condition was written: %+v", ready)
+	}
+	if !reflect.DeepEqual(got.Spec, pristine.Spec) || !reflect.DeepEqual(got.Labels, pristine.Labels) {
+		t.Error("Begin changed more than status")
+	}
+	if out.ResourceVersion != got.ResourceVersion {
+		t.Errorf("returned resourceVersion %s, stored %s", out.ResourceVersion, got.ResourceVersion)
+	}
+
+	// Again, later: nothing written, no flapping.
+	clk.SetTime(t0.Add(time.Minute))
+	if _, err := u.Begin(ctx, out); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.patches) != 1 {
+		t.Errorf("second Begin wrote again: %d patches", len(s.patches))
+	}
+}
+
+func TestBeginWithoutReadinessGateWritesNothing(t *testing.T) {
+	pod := podFrom(template())
+	pod.Spec.ReadinessGates = nil
+	s := newAPIServer(t, pod)
+	u := &Updater{Client: s, Clock: testingclock.NewFakePassiveClock(t0)}
+	if _, err := u.Begin(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.patches) != 0 {
+		t.Errorf("patches = %d, want none", len(s.patches))
+	}
+}
+
+func TestBeginRetriesConflictFromAFreshRead(t *testing.T) {
+	pod := podFrom(template())
+	s := newAPIServer(t, pod)
+	// The kubelet wrote the status after our cache saw the pod.
+	s.kubelet(t, pod, func(p *corev1.Pod) { p.Status.ContainerStatuses[1].RestartCount = 3 })
+	u := &Updater{Client: s, Clock: testingclock.NewFakePassiveClock(t0)}
+
+	if _, err := u.Begin(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.patches) != 2 || s.gets != 1 {
+		t.Errorf("patches = %d, gets = %d; want a conflict, one read and a second patch", len(s.patches), s.gets)
+	}
+	got := s.stored(t, pod)
+	if GateStatus(got) != corev1.ConditionFalse || got.Status.ContainerStatuses[1].RestartCount != 3 {
+		t.Errorf("stored pod: gate %s, log restarts %d", GateStatus(got), got.Status.ContainerStatuses[1].RestartCount)
+	}
+}
+
+func TestBeginStopsWhenThePodWasReplaced(t *testing.T) {
+	pod := podFrom(template())
+	s := newAPIServer(t, pod)
+	s.kubelet(t, pod, func(p *corev1.Pod) { p.UID = "uid-2" }) // deleted and recreated under the same name
+	u := &Updater{Client: s, Clock: testingclock.NewFakePassiveClock(t0)}
+	_, err := u.Begin(context.Background(), pod)
+	if err == nil || apierrors.IsConflict(err) {
+		t.Fatalf("Begin error = %v, want a non-conflict error about the replaced pod", err)
+	}
+	if len(s.patches) != 1 || GateStatus(s.stored(t, pod)) != corev1.ConditionTrue {
+		t.Error("the new pod was written")
+	}
+}
+
+func TestBeginSurfacesPersistentConflict(t *testing.T) {
+	pod := podFrom(template())
+	s := newAPIServer(t, pod)
+	s.PrependReactor("patch", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, pod.Name, errors.New("busy"))
+	})
+	u := &Updater{Client: s, Clock: testingclock.NewFakePassiveClock(t0)}
+	_, err := u.Begin(context.Background(), pod)
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("Begin error = %v, want a conflict", err)
+	}
+}
+
+func TestInPlaceUpdateFlow(t *testing.T) {
+	ctx := context.Background()
+	previous := template()
+	desired := withImage(previous, "app", "nginx:1.26")
+	delete(desired.Labels, "tier")
+	pod := podFrom(previous)
+	s := newAPIServer(t, pod)
+	clk := testingclock.NewFakePassiveClock(t0)
+	u := &Updater{Client: s, Clock: clk}
+	target := Target{Previous: previous, Desired: desired, Revision: "h2", Labels: map[string]string{"tapp_template_hash_key": "h2"}}
+
+	begun, err := u.Begin(ctx, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.SetTime(t0.Add(time.Second))
+	applied, err := u.Apply(ctx, begun, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.stored(t, pod)
+	if applied.ResourceVersion != got.ResourceVersion {
+		t.Errorf("Apply returned resourceVersion %s, stored %s", applied.ResourceVersion, got.ResourceVersion)
+	}
+	if im := imagesOf(got); im["app"] != "nginx:1.26" || im["log"] != "fluentbit:2" || im["istio-proxy"] != "proxy:1" {
+		t.Errorf("images = %v", im)
+	}
+	if _, found := got.Labels["tier"]; found || got.Labels["tapp_template_hash_key"] != "h2" || got.Labels["foreign"] != "keep" {
+		t.Errorf("labels = %v", got.Labels)
+	}
+	if !InProgress(got) {
+		t.Fatal("no state annotation after Apply")
+	}
+	if s.patches[1].subresource != "" {
+		t.Errorf("Apply patched subresource %q", s.patches[1].subresource)
+	}
+	if GateStatus(got) != corev1.ConditionFalse {
+		t.Error("Apply changed the gate condition")
+	}
+	if done, _ := Finished(got); done {
+		t.Fatal("done before the kubelet restarted the container")
+	}
+
+	// The kubelet restarts app with the new image.
+	restarted := s.kubelet(t, pod, func(p *corev1.Pod) {
+		setStatus(p, running("app", "nginx:1.26", "sha256:bbb", "containerd://c-app-2", 1))
+	})
+	if done, failed := Finished(restarted); !done || failed {
+		t.Fatalf("Finished = %v, %v; want done", done, failed)
+	}
+	clk.SetTime(t0.Add(time.Minute))
+	if _, err := u.Complete(ctx, restarted); err != nil {
+		t.Fatal(err)
+	}
+	got = s.stored(t, pod)
+	gate := condition(got, ReadinessGate)
+	if gate.Status != corev1.ConditionTrue || gate.Reason != ReasonUpdated || gate.Message != "" || !gate.LastTransitionTime.Time.Equal(t0.Add(time.Minute)) {
+		t.Errorf("gate after Complete = %+v", gate)
+	}
+	if _, found := got.Annotations[StateAnnotation]; found {
+		t.Error("state annotation not removed by Complete")
+	}
+	if got.Annotations[PortMappingAnnotation] != "pod-value" || got.Annotations["foreign"] != "keep" {
+		t.Errorf("annotations = %v", got.Annotations)
+	}
+	if ready := condition(got, corev1.PodReady); !equality.Semantic.DeepEqual(ready, condition(pod, corev1.PodReady)) {
+		t.Errorf("Ready condition was written: %+v", ready)
+	}
+	for _, p := range s.patches {
+		if p.subresource == "status" {
+			if types := patchedConditionTypes(t, p.data); !reflect.DeepEqual(types, []corev1.PodConditionType{ReadinessGate}) {
+				t.Errorf("a status patch wrote conditions %v", types)
+			}
+		}
+	}
+
+	// Complete again: nothing to write.
+	n := len(s.patches)
+	if _, err := u.Complete(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.patches) != n {
+		t.Errorf("second Complete wrote %d patches: %s", len(s.patches)-n, s.patches[n].data)
+	}
+}
+
+func TestApplyRequiresBegin(t *testing.T) {
+	previous := template()
+	pod := podFrom(previous)
+	s := newAPIServer(t, pod)
+	u := &Updater{Client: s, Clock: testingclock.NewFakePassiveClock(t0)}
+	_, err := u.Apply(context.Background(), pod, Target{Previous: previous, Desired: withImage(previous, "app", "nginx:1.26")})
+	if !errors.Is(err, ErrNotBegun) {
+		t.Fatalf("Apply error = %v, want ErrNotBegun", err)
+	}
+	if len(s.patches) != 0 {
+		t.Errorf("patches = %d, want none", len(s.patches))
+	}
+}
+
+func TestApplyConflictSurfaces(t *testing.T) {
+	previous := template()
+	pod := podFrom(previous)
+	s := newAPIServer(t, pod)
+	u := &Updater{Client: s, Clock: testingclock.NewFakePassiveClock(t0)}
+	begun, err := u.Begin(context.Background(), pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Someone changes the pod after we read it.
+	s.kubelet(t, pod, func(p *corev1.Pod) { p.Labels["someone"] = "else" })
+
+	_, err = u.Apply(context.Background(), begun, Target{Previous: previous, Desired: withImage(previous, "app", "nginx:1.26")})
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("Apply error = %v, want a conflict", err)
+	}
+	if s.gets != 0 || len(s.patches) != 2 {
+		t.Errorf("Apply retried: gets %d, patches %d", s.gets, len(s.patches))
+	}
+	if got := s.stored(t, pod); imagesOf(got)["app"] != "nginx:1.25" || InProgress(got) {
+		t.Error("the pod was changed despite the conflict")
+	}
+}
+
+func TestApplyMetadataOnlyNeedsNoBegin(t *testing.T) {
+	previous := template()
+	desired := template()
+	desired.Annotations["note"] = "y"
+	pod := podFrom(previous)
+	s := newAPIServer(t, pod)
+	u := &Updater{Client: s, Clock: testingclock.NewFakePassiveClock(t0)}
+	if _, err := u.Apply(context.Background(), pod, Target{Previous: previous, Desired: desired}); err != nil {
+		t.Fatal(err)
+	}
+	got := s.stored(t, pod)
+	if got.Annotations["note"] != "y" || InProgress(got) || GateStatus(got) != corev1.ConditionTrue {
+		t.Errorf("annotations %v, gate %s", got.Annotations, GateStatus(got))
+	}
+	if len(s.patches) != 1 || s.patches[0].subresource != "" {
+		t.Errorf("patches = %v, want one metadata patch", s.patches)
+	}
+
+	// Nothing to change: nothing written.
+	if _, err := u.Apply(context.Background(), got, Target{Previous: desired, Desired: desired}); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.patches) != 1 {
+		t.Errorf("a no-op Apply wrote a patch")
+	}
+}
+
+func TestApplyRefusesWhatIsNotInPlace(t *testing.T) {
+	previous := template()
+	desired := withImage(previous, "app", "nginx:1.26")
+	desired.Spec.InitContainers[0].Image = "busybox:2"
+	pod := podFrom(previous)
+	s := newAPIServer(t, pod)
+	u := &Updater{Client: s}
+	begun, err := u.Begin(context.Background(), pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Apply(context.Background(), begun, Target{Previous: previous, Desired: desired}); !errors.Is(err, ErrNotInPlace) {
+		t.Fatalf("Apply error = %v, want ErrNotInPlace", err)
+	}
+	if got := s.stored(t, pod); imagesOf(got)["app"] != "nginx:1.25" {
+		t.Error("container image half-applied")
+	}
+}
+
+func TestCompleteLeavesANewerUpdateAlone(t *testing.T) {
+	ctx := context.Background()
+	previous := template()
+	pod := podFrom(previous)
+	s := newAPIServer(t, pod)
+	u := &Updater{Client: s, Clock: testingclock.NewFakePassiveClock(t0)}
+	begun, err := u.Begin(ctx, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := u.Apply(ctx, begun, Target{Previous: previous, Desired: withImage(previous, "app", "nginx:1.26")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A newer update is applied while a stale copy of the first is being completed.
+	second, err := u.Apply(ctx, first, Target{Previous: withImage(previous, "app", "nginx:1.26"), Desired: withImage(previous, "app", "nginx:1.27")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Complete(ctx, first); !errors.Is(err, ErrStateChanged) {
+		t.Fatalf("Complete error = %v, want ErrStateChanged", err)
+	}
+	got := s.stored(t, pod)
+	if GateStatus(got) != corev1.ConditionFalse || got.Annotations[StateAnnotation] != second.Annotations[StateAnnotation] {
+		t.Errorf("the newer update was disturbed: gate %s, state %q", GateStatus(got), got.Annotations[StateAnnotation])
+	}
+}
+
+func TestEnsureReadinessGateTrue(t *testing.T) {
+	ctx := context.Background()
+	fresh := podFrom(template())
+	fresh.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ReadinessGatesNotReady"}}
+	s := newAPIServer(t, fresh)
+	u := &Updater{Client: s, Clock: testingclock.NewFakePassiveClock(t0)}
+
+	out, err := u.EnsureReadinessGateTrue(ctx, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := condition(s.stored(t, fresh), ReadinessGate)
+	if gate == nil || gate.Status != corev1.ConditionTrue || gate.Reason != ReasonNotUpdating || !gate.LastTransitionTime.Time.Equal(t0) {
+		t.Errorf("gate = %+v", gate)
+	}
+	if ready := condition(s.stored(t, fresh), corev1.PodReady); ready.Status != corev1.ConditionFalse {
+		t.Error("Ready was written; it is the kubelet's")
+	}
+	if _, err := u.EnsureReadinessGateTrue(ctx, out); err != nil || len(s.patches) != 1 {
+		t.Errorf("second call: err %v, patches %d; want no write", err, len(s.patches))
+	}
+
+	// A pod with an update in progress is refused.
+	updating := podFrom(template())
+	updating.Name = "web-1"
+	updating.Status.Conditions[1].Status = corev1.ConditionFalse
+	updating.Annotations[StateAnnotation] = `{"containers":{"app":{"newImage":"nginx:1.26"}}}`
+	s2 := newAPIServer(t, updating)
+	u2 := &Updater{Client: s2}
+	if _, err := u2.EnsureReadinessGateTrue(ctx, updating); !errors.Is(err, ErrInProgress) {
+		t.Errorf("error = %v, want ErrInProgress", err)
+	}
+	if len(s2.patches) != 0 {
+		t.Error("wrote to a pod with an update in progress")
+	}
+}
+
+func TestEnsureReadinessGateTrueRechecksAfterConflict(t *testing.T) {
+	// Our copy shows no update in progress, but the stored pod has one: the retry must notice.
+	pod := podFrom(template())
+	pod.Status.Conditions[1].Status = corev1.ConditionFalse
+	s := newAPIServer(t, pod)
+	s.kubelet(t, pod, func(p *corev1.Pod) {
+		p.Annotations[StateAnnotation] = `{"containers":{"app":{"newImage":"nginx:1.26"}}}`
+	})
+	u := &Updater{Client: s}
+	if _, err := u.EnsureReadinessGateTrue(context.Background(), pod); !errors.Is(err, ErrInProgress) {
+		t.Fatalf("error = %v, want ErrInProgress", err)
+	}
+	if GateStatus(s.stored(t, pod)) != corev1.ConditionFalse {
+		t.Error("gate set True on a pod with an update in progress")
+	}
+}
