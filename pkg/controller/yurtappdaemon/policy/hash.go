@@ -1,0 +1,133 @@
+package policy
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+)
+
+// hashLength is the number of hex characters of the sha256 kept in a name or label (40 bits).
+const hashLength = 10
+
+// TemplateJSON returns the canonical JSON of the workload template that Revision hashes; the controller
+// stores it as the data of the ControllerRevision and compares it to detect a hash collision or a
+// rollback to an existing revision.
+//
+// Left out: spec.replicas of the template (scaling is not a new revision), and the PoolNameLabel and
+// RevisionHashLabel keys if the template carries them (rendering overwrites them). The kind of template
+// is part of the JSON ({"deploymentTemplate":…} or {"statefulSetTemplate":…}).
+func TemplateJSON(yad *v1alpha1.YurtAppDaemon) ([]byte, error) {
+	t := yad.Spec.WorkloadTemplate.DeepCopy()
+	if d := t.DeploymentTemplate; d != nil {
+		d.Spec.Replicas = nil
+		stripManagedLabels(d.Labels)
+		stripManagedLabels(d.Spec.Template.Labels)
+	}
+	if s := t.StatefulSetTemplate; s != nil {
+		s.Spec.Replicas = nil
+		stripManagedLabels(s.Labels)
+		stripManagedLabels(s.Spec.Template.Labels)
+	}
+	return canonicalJSON(t)
+}
+
+func stripManagedLabels(labels map[string]string) {
+	delete(labels, openyurt.PoolNameLabel)
+	delete(labels, openyurt.RevisionHashLabel)
+}
+
+// Revision returns the hash of the workload template: the first 10 hex characters of the sha256 of
+// TemplateJSON, with status.collisionCount appended when it is > 0 (so that the controller can move to a
+// new ControllerRevision name after a collision, as the Kubernetes history library does).
+//
+// The JSON is canonical (map keys sorted, nulls and empty arrays dropped, quantities in canonical form),
+// so upgrading k8s.io/api, which only adds optional fields, does not change the hash.
+func Revision(yad *v1alpha1.YurtAppDaemon) string {
+	data, err := TemplateJSON(yad)
+	if err != nil {
+		// Workload templates always encode; keep the function total anyway.
+		data = []byte(fmt.Sprintf("%#v", yad.Spec.WorkloadTemplate))
+	}
+	if c := yad.Status.CollisionCount; c != nil && *c > 0 {
+		data = append(data, '/')
+		data = strconv.AppendInt(data, int64(*c), 10)
+	}
+	return hashBytes(data)
+}
+
+// RevisionName returns the name of the ControllerRevision of the current template, "<yad>-<Revision>",
+// which is also the value of the RevisionHashLabel of the children and of status.currentRevision. It is a
+// valid label value: when the YurtAppDaemon name is longer than 52 characters (admission rejects that,
+// but the function stays total), the name is cut to 52 characters and the suffix becomes a hash of the
+// full name and the revision, so two long names with a common prefix still get different revisions.
+func RevisionName(yad *v1alpha1.YurtAppDaemon) string {
+	rev := Revision(yad)
+	name := yad.Name + "-" + rev
+	if len(name) <= labelValueMaxLength {
+		return name
+	}
+	return truncate(yad.Name, labelValueMaxLength-1-hashLength) + "-" + hashString(yad.Name+"/"+rev)
+}
+
+func hashString(s string) string { return hashBytes([]byte(s)) }
+
+func hashBytes(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])[:hashLength]
+}
+
+func hashObject(obj interface{}) string {
+	data, err := canonicalJSON(obj)
+	if err != nil {
+		data = []byte(fmt.Sprintf("%#v", obj))
+	}
+	return hashBytes(data)
+}
+
+// canonicalJSON encodes obj with encoding/json, then drops nulls and empty arrays so that a nil and an
+// empty slice, or a zero metav1.Time, hash the same.
+func canonicalJSON(obj interface{}) ([]byte, error) {
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var generic interface{}
+	if err := dec.Decode(&generic); err != nil {
+		return nil, err
+	}
+	return json.Marshal(dropEmpty(generic))
+}
+
+func dropEmpty(v interface{}) interface{} {
+	switch x := v.(type) {
+	case map[string]interface{}:
+		for k, child := range x {
+			child = dropEmpty(child)
+			if child == nil {
+				delete(x, k)
+				continue
+			}
+			if a, ok := child.([]interface{}); ok && len(a) == 0 {
+				delete(x, k)
+				continue
+			}
+			x[k] = child
+		}
+		return x
+	case []interface{}:
+		for i := range x {
+			x[i] = dropEmpty(x[i])
+		}
+		return x
+	default:
+		return v
+	}
+}
