@@ -1,11 +1,7 @@
 package policy
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"fmt"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/stablehash"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -19,9 +15,6 @@ const (
 	TemplateHashLabel = tkestack.TemplateHashLabel
 	UniqHashLabel     = tkestack.UniqHashLabel
 )
-
-// hashLength is the number of hex characters of the sha256 kept in a hash label (40 bits).
-const hashLength = 10
 
 // TemplateHash returns the hash of the whole template (metadata and spec), ignoring the two hash labels
 // if the template carries them. A pod whose TemplateHashLabel differs from it is out of date.
@@ -38,7 +31,7 @@ func TemplateHash(t *corev1.PodTemplateSpec) string {
 	c := t.DeepCopy()
 	delete(c.Labels, TemplateHashLabel)
 	delete(c.Labels, UniqHashLabel)
-	return hashObject(c)
+	return stablehash.Object(c)
 }
 
 // UniqHash returns the hash of the template spec with the image of every regular container blanked. Two
@@ -55,63 +48,5 @@ func UniqHash(t *corev1.PodTemplateSpec) string {
 	for i := range spec.Containers {
 		spec.Containers[i].Image = ""
 	}
-	return hashObject(spec)
-}
-
-func hashObject(obj interface{}) string {
-	data, err := canonicalJSON(obj)
-	if err != nil {
-		// Pod templates always encode; keep the function total anyway.
-		data = []byte(fmt.Sprintf("%#v", obj))
-	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])[:hashLength]
-}
-
-// canonicalJSON encodes obj with encoding/json, then drops nulls and empty arrays so that a nil and an
-// empty slice, or a zero metav1.Time, do not matter.
-func canonicalJSON(obj interface{}) ([]byte, error) {
-	raw, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var generic interface{}
-	if err := dec.Decode(&generic); err != nil {
-		return nil, err
-	}
-	return json.Marshal(prune(generic))
-}
-
-func prune(v interface{}) interface{} {
-	switch x := v.(type) {
-	case map[string]interface{}:
-		for k, child := range x {
-			child = prune(child)
-			if isEmpty(child) {
-				delete(x, k)
-				continue
-			}
-			x[k] = child
-		}
-		return x
-	case []interface{}:
-		for i := range x {
-			x[i] = prune(x[i])
-		}
-		return x
-	default:
-		return v
-	}
-}
-
-func isEmpty(v interface{}) bool {
-	if v == nil {
-		return true
-	}
-	if a, ok := v.([]interface{}); ok && len(a) == 0 {
-		return true
-	}
-	return false
+	return stablehash.Object(spec)
 }

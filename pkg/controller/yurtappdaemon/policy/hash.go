@@ -1,19 +1,14 @@
 package policy
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/stablehash"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 )
-
-// hashLength is the number of hex characters of the sha256 kept in a name or label (40 bits).
-const hashLength = 10
 
 // TemplateJSON returns the canonical JSON of the workload template that Revision hashes; the controller
 // stores it as the data of the ControllerRevision and compares it to detect a hash collision or a
@@ -34,7 +29,7 @@ func TemplateJSON(yad *v1alpha1.YurtAppDaemon) ([]byte, error) {
 		stripManagedLabels(s.Labels)
 		stripManagedLabels(s.Spec.Template.Labels)
 	}
-	return canonicalJSON(t)
+	return stablehash.CanonicalJSON(t)
 }
 
 func stripManagedLabels(labels map[string]string) {
@@ -58,7 +53,7 @@ func Revision(yad *v1alpha1.YurtAppDaemon) string {
 		data = append(data, '/')
 		data = strconv.AppendInt(data, int64(*c), 10)
 	}
-	return hashBytes(data)
+	return stablehash.Bytes(data)
 }
 
 // RevisionName returns the name of the ControllerRevision of the current template, "<yad>-<Revision>",
@@ -72,62 +67,5 @@ func RevisionName(yad *v1alpha1.YurtAppDaemon) string {
 	if len(name) <= labelValueMaxLength {
 		return name
 	}
-	return truncate(yad.Name, labelValueMaxLength-1-hashLength) + "-" + hashString(yad.Name+"/"+rev)
-}
-
-func hashString(s string) string { return hashBytes([]byte(s)) }
-
-func hashBytes(data []byte) string {
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])[:hashLength]
-}
-
-func hashObject(obj interface{}) string {
-	data, err := canonicalJSON(obj)
-	if err != nil {
-		data = []byte(fmt.Sprintf("%#v", obj))
-	}
-	return hashBytes(data)
-}
-
-// canonicalJSON encodes obj with encoding/json, then drops nulls and empty arrays so that a nil and an
-// empty slice, or a zero metav1.Time, hash the same.
-func canonicalJSON(obj interface{}) ([]byte, error) {
-	raw, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var generic interface{}
-	if err := dec.Decode(&generic); err != nil {
-		return nil, err
-	}
-	return json.Marshal(dropEmpty(generic))
-}
-
-func dropEmpty(v interface{}) interface{} {
-	switch x := v.(type) {
-	case map[string]interface{}:
-		for k, child := range x {
-			child = dropEmpty(child)
-			if child == nil {
-				delete(x, k)
-				continue
-			}
-			if a, ok := child.([]interface{}); ok && len(a) == 0 {
-				delete(x, k)
-				continue
-			}
-			x[k] = child
-		}
-		return x
-	case []interface{}:
-		for i := range x {
-			x[i] = dropEmpty(x[i])
-		}
-		return x
-	default:
-		return v
-	}
+	return truncate(yad.Name, labelValueMaxLength-1-stablehash.Length) + "-" + stablehash.String(yad.Name+"/"+rev)
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/stablehash"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -83,8 +85,8 @@ func TestRevisionChanges(t *testing.T) {
 			if (got == base) != tc.same {
 				t.Errorf("Revision = %q, base %q, want same=%v", got, base, tc.same)
 			}
-			if len(got) != hashLength {
-				t.Errorf("Revision %q has length %d, want %d", got, len(got), hashLength)
+			if len(got) != stablehash.Length {
+				t.Errorf("Revision %q has length %d, want %d", got, len(got), stablehash.Length)
 			}
 			if !equalYAD(y, mutated) {
 				t.Errorf("Revision mutated its argument")
@@ -94,8 +96,8 @@ func TestRevisionChanges(t *testing.T) {
 }
 
 func equalYAD(a, b *v1alpha1.YurtAppDaemon) bool {
-	ja, _ := canonicalJSON(a)
-	jb, _ := canonicalJSON(b)
+	ja, _ := stablehash.CanonicalJSON(a)
+	jb, _ := stablehash.CanonicalJSON(b)
 	return string(ja) == string(jb)
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/stablehash"
+
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
@@ -30,7 +32,7 @@ const (
 // controller-revision-hash=N-<hash of up to 10 characters> and statefulset.kubernetes.io/pod-name=N-<ordinal>,
 // label values that must fit in 63 characters. Deployments use the same rule so that a child keeps its
 // name when the template kind changes.
-const MaxChildNameLength = labelValueMaxLength - 1 - hashLength
+const MaxChildNameLength = labelValueMaxLength - 1 - stablehash.Length
 
 const labelValueMaxLength = validation.LabelValueMaxLength
 
@@ -43,8 +45,8 @@ func ChildName(yadName, pool string) string {
 	if len(base) <= MaxChildNameLength && len(validation.IsDNS1123Label(base)) == 0 {
 		return base
 	}
-	prefix := truncate(strings.ReplaceAll(base, ".", "-"), MaxChildNameLength-1-hashLength)
-	return prefix + "-" + hashString(yadName+"/"+pool)
+	prefix := truncate(strings.ReplaceAll(base, ".", "-"), MaxChildNameLength-1-stablehash.Length)
+	return prefix + "-" + stablehash.String(yadName+"/"+pool)
 }
 
 // truncate cuts s to at most n characters and removes trailing '-' and '.' so that the result ends

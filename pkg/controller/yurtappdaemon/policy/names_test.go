@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/stablehash"
+
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -29,10 +31,10 @@ func TestChildName(t *testing.T) {
 			t.Errorf("ChildName(%q, %q) = %q, want %q", tc.yad, tc.pool, got, tc.want)
 		}
 		if tc.hashed {
-			if !strings.HasPrefix(got, tc.want+"-") || len(got) != len(tc.want)+1+hashLength {
-				t.Errorf("ChildName(%q, %q) = %q, want %q-<%d hex>", tc.yad, tc.pool, got, tc.want, hashLength)
+			if !strings.HasPrefix(got, tc.want+"-") || len(got) != len(tc.want)+1+stablehash.Length {
+				t.Errorf("ChildName(%q, %q) = %q, want %q-<%d hex>", tc.yad, tc.pool, got, tc.want, stablehash.Length)
 			}
-			if got != tc.want+"-"+hashString(tc.yad+"/"+tc.pool) {
+			if got != tc.want+"-"+stablehash.String(tc.yad+"/"+tc.pool) {
 				t.Errorf("ChildName(%q, %q) = %q: suffix is not the hash of the pair", tc.yad, tc.pool, got)
 			}
 		}

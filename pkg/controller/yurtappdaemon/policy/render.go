@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/stablehash"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -176,7 +178,7 @@ func PlacementHash(pool *v1alpha1.NodePool) string {
 	for i := range taints {
 		taints[i].TimeAdded = nil
 	}
-	return hashObject(struct {
+	return stablehash.Object(struct {
 		Pool   string         `json:"pool"`
 		Taints []corev1.Taint `json:"taints"`
 	}{pool.Name, taints})
