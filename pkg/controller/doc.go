@@ -1,3 +1,4 @@
-// Package controller will hold the embedded, leader-elected controllers that turn TApps into pods and
-// YurtAppDaemons into one workload per node pool.
+// Package controller is the root of the controllers embedded in tapp-apiserver. Today it holds their pure
+// planning layers (tapp/policy, yurtappdaemon/policy) and the stable hashes they share (stablehash); the
+// informer-driven controllers and executors that act on the plans come next.
 package controller

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tapp-io/tapp-apiserver/pkg/inplace"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -201,7 +203,7 @@ func ComputePlan(tapp *tkestackv1.TApp, pods []*corev1.Pod, nodes NodeLookup, no
 		if IsAvailable(pod) {
 			available[n] = true
 		}
-		if hasGate(pod) && podCondition(pod, InPlaceUpdateGate) == nil {
+		if inplace.HasReadinessGate(pod) && podCondition(pod, InPlaceUpdateGate) == nil {
 			plan.GateInits = append(plan.GateInits, id)
 		}
 		name, t, err := templateForID(tapp, id)
@@ -414,15 +416,6 @@ func classify(tapp *tkestackv1.TApp, pods []*corev1.Pod) (map[int]*corev1.Pod, [
 		owned[n] = pod
 	}
 	return owned, strays, byName
-}
-
-func hasGate(pod *corev1.Pod) bool {
-	for _, g := range pod.Spec.ReadinessGates {
-		if g.ConditionType == InPlaceUpdateGate {
-			return true
-		}
-	}
-	return false
 }
 
 func desiredReplicas(tapp *tkestackv1.TApp) int {

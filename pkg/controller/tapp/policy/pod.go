@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/tapp-io/tapp-apiserver/pkg/inplace"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -159,15 +161,7 @@ func NewPod(tapp *tkestackv1.TApp, id string) (*corev1.Pod, error) {
 		},
 		Spec: t.Spec,
 	}
-	hasGate := false
-	for _, g := range pod.Spec.ReadinessGates {
-		if g.ConditionType == InPlaceUpdateGate {
-			hasGate = true
-		}
-	}
-	if !hasGate {
-		pod.Spec.ReadinessGates = append(pod.Spec.ReadinessGates, corev1.PodReadinessGate{ConditionType: InPlaceUpdateGate})
-	}
+	inplace.AddReadinessGate(&pod.Spec)
 	if tapp.Spec.ServiceName != "" {
 		pod.Spec.Hostname = name
 		pod.Spec.Subdomain = tapp.Spec.ServiceName
