@@ -9,7 +9,7 @@ STANDALONE_DIR := $(OUTPUT_DIR)/standalone
 SECURE_PORT ?= 8443
 GO_TEST_FLAGS ?= -count=1
 
-.PHONY: all build run local-up tools e2e test unit integration verify verify-gofmt verify-vet verify-codegen verify-module-pins codegen clean
+.PHONY: all build run run-standalone local-up tools e2e test unit integration verify verify-gofmt verify-vet verify-codegen verify-module-pins codegen clean
 
 all: build
 
@@ -17,8 +17,12 @@ all: build
 build:
 	$(GO) build -o $(BIN_DIR)/tapp-apiserver ./cmd/tapp-apiserver
 
-## run: serve in standalone mode on https://127.0.0.1:$(SECURE_PORT); kubeconfig in $(STANDALONE_DIR)/kubeconfig
-run: build
+## run: a local control plane with tapp-apiserver behind the aggregator (hack/local-up.sh; Ctrl-C stops it)
+run:
+	./hack/local-up.sh
+
+## run-standalone: serve without a cluster on https://127.0.0.1:$(SECURE_PORT); kubeconfig in $(STANDALONE_DIR)/kubeconfig
+run-standalone: build
 	mkdir -p $(STANDALONE_DIR)
 	$(BIN_DIR)/tapp-apiserver --standalone \
 		--secure-port $(SECURE_PORT) \
@@ -34,8 +38,8 @@ tools:
 local-up:
 	./hack/local-up.sh
 
-## test: static checks, unit tests and integration tests (what CI runs)
-test: verify unit integration
+## test: static checks, unit, integration and end-to-end tests (what CI runs)
+test: verify unit integration e2e
 
 ## unit: unit tests of the API, registry and server packages
 unit:
