@@ -14,6 +14,7 @@ import (
 
 	"github.com/tapp-io/tapp-apiserver/pkg/admission/quota"
 	"github.com/tapp-io/tapp-apiserver/pkg/apiserver"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/manager"
 	"github.com/tapp-io/tapp-apiserver/pkg/embeddedetcd"
 )
 
@@ -33,6 +34,8 @@ type Options struct {
 	WriteKubeconfig string
 	// AlternateDNS are extra DNS names for the self-signed serving certificate, e.g. <service>.<namespace>.svc.
 	AlternateDNS []string
+	// Controllers configures the controllers embedded in cluster mode.
+	Controllers *manager.Options
 
 	Stdout io.Writer
 }
@@ -43,6 +46,7 @@ func NewOptions(stdout io.Writer) *Options {
 		Recommended: genericoptions.NewRecommendedOptions(etcdPrefix,
 			apiserver.Codecs.LegacyCodec(apiserver.StorageVersions...)),
 		EmbeddedEtcd: embeddedetcd.Options{DataDir: "tapp-apiserver.etcd"},
+		Controllers:  manager.NewOptions(),
 		Stdout:       stdout,
 	}
 	o.Recommended.Etcd.StorageConfig.EncodeVersioner = apiserver.StorageVersions
@@ -75,6 +79,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Write a kubeconfig that reaches this server directly to this file once it serves (standalone mode).")
 	fs.StringSliceVar(&o.AlternateDNS, "alternate-dns", o.AlternateDNS,
 		"Extra DNS names for the self-signed serving certificate, e.g. api.tapp-system.svc.")
+	o.Controllers.AddFlags(fs)
 }
 
 // Complete applies the consequences of --standalone. In cluster mode, --kubeconfig also serves for
@@ -104,6 +109,7 @@ func (o *Options) Complete() {
 // Validate checks the flags. It runs after the embedded etcd, if any, has been started.
 func (o *Options) Validate() error {
 	errs := o.Recommended.Validate()
+	errs = append(errs, o.Controllers.Validate()...)
 	if o.Standalone {
 		if ip := o.Recommended.SecureServing.BindAddress; ip != nil && !ip.IsLoopback() {
 			errs = append(errs, fmt.Errorf("--standalone serves without authentication and binds to loopback only, not %s", ip))

@@ -12,11 +12,13 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	utilcompatibility "k8s.io/apiserver/pkg/util/compatibility"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/klog/v2"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apiserver"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/manager"
 	"github.com/tapp-io/tapp-apiserver/pkg/embeddedetcd"
 	generatedopenapi "github.com/tapp-io/tapp-apiserver/pkg/generated/openapi"
 )
@@ -63,6 +65,22 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	if o.Standalone {
+		klog.InfoS("Standalone mode: controllers are not started")
+	} else {
+		kubeConfig, err := clusterConfig(o)
+		if err != nil {
+			return err
+		}
+		server.GenericAPIServer.AddPostStartHookOrDie("start-controllers", func(hook genericapiserver.PostStartHookContext) error {
+			go func() {
+				if err := manager.Run(ctx, o.Controllers, kubeConfig, hook.LoopbackClientConfig); err != nil {
+					klog.ErrorS(err, "Controllers stopped")
+				}
+			}()
+			return nil
+		})
+	}
 	if o.WriteKubeconfig != "" {
 		serving := config.GenericConfig.SecureServing
 		server.GenericAPIServer.AddPostStartHookOrDie("write-kubeconfig", func(genericapiserver.PostStartHookContext) error {
@@ -70,6 +88,19 @@ func Run(ctx context.Context, o *Options) error {
 		})
 	}
 	return server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
+}
+
+// clusterConfig is the client configuration of the cluster the controllers work in: --kubeconfig, else the
+// in-cluster configuration.
+func clusterConfig(o *Options) (*rest.Config, error) {
+	if path := o.Recommended.CoreAPI.CoreAPIKubeconfigPath; path != "" {
+		return clientcmd.BuildConfigFromFlags("", path)
+	}
+	config, err := rest.InClusterConfig()
+	if err != nil {
+		return nil, fmt.Errorf("the controllers need --kubeconfig or an in-cluster configuration: %w", err)
+	}
+	return config, nil
 }
 
 // NewConfig turns the options into a server configuration.

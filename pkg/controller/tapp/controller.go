@@ -1,0 +1,350 @@
+package tapp
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
+	"github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned"
+	tappinformers "github.com/tapp-io/tapp-apiserver/pkg/generated/informers/externalversions/tkestack/v1"
+	tapplisters "github.com/tapp-io/tapp-apiserver/pkg/generated/listers/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/inplace"
+)
+
+// Name is the controller's name in --controllers, the workqueue and metrics.
+const Name = "tapp"
+
+// Pod indexes.
+const (
+	byControllerUID = "controllerUID"
+	byNodeName      = "nodeName"
+)
+
+// Controller turns TApps into pods.
+type Controller struct {
+	kubeClient kubernetes.Interface
+	client     versioned.Interface
+	tapps      tapplisters.TAppLister
+	pods       corelisters.PodLister
+	podIndex   cache.Indexer
+	nodes      corelisters.NodeLister
+	synced     []cache.InformerSynced
+
+	queue        workqueue.TypedRateLimitingInterface[string]
+	expectations *expectations
+	recorder     record.EventRecorder
+	updater      *inplace.Updater
+	clock        clock.Clock
+}
+
+// NewController builds the TApp controller and registers its informers (pods, nodes, TApps) with their
+// factories, which the caller starts.
+func NewController(kubeClient kubernetes.Interface, client versioned.Interface,
+	podInformer coreinformers.PodInformer, nodeInformer coreinformers.NodeInformer,
+	tappInformer tappinformers.TAppInformer, recorder record.EventRecorder) (*Controller, error) {
+	c := &Controller{
+		kubeClient: kubeClient,
+		client:     client,
+		tapps:      tappInformer.Lister(),
+		pods:       podInformer.Lister(),
+		podIndex:   podInformer.Informer().GetIndexer(),
+		nodes:      nodeInformer.Lister(),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name}),
+		recorder: recorder,
+		updater:  &inplace.Updater{Client: kubeClient},
+		clock:    clock.RealClock{},
+	}
+	c.expectations = newExpectations(c.clock)
+	if err := podInformer.Informer().AddIndexers(cache.Indexers{
+		byControllerUID: func(obj any) ([]string, error) {
+			if ref := metav1.GetControllerOfNoCopy(obj.(*corev1.Pod)); ref != nil {
+				return []string{string(ref.UID)}, nil
+			}
+			return nil, nil
+		},
+		byNodeName: func(obj any) ([]string, error) {
+			if n := obj.(*corev1.Pod).Spec.NodeName; n != "" {
+				return []string{n}, nil
+			}
+			return nil, nil
+		},
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := tappInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueue,
+		UpdateFunc: func(_, obj any) { c.enqueue(obj) },
+		DeleteFunc: c.tappDeleted,
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.podAdded,
+		UpdateFunc: c.podUpdated,
+		DeleteFunc: c.podDeleted,
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: c.nodeUpdated,
+		DeleteFunc: c.nodeDeleted,
+	}); err != nil {
+		return nil, err
+	}
+	c.synced = []cache.InformerSynced{tappInformer.Informer().HasSynced, podInformer.Informer().HasSynced, nodeInformer.Informer().HasSynced}
+	return c, nil
+}
+
+// Run syncs TApps with workers goroutines until ctx is done.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	logger := klog.FromContext(ctx).WithValues("controller", Name)
+	if !cache.WaitForNamedCacheSync(Name, ctx.Done(), c.synced...) {
+		return
+	}
+	logger.Info("Controller started", "workers", workers)
+	done := make(chan struct{}, workers)
+	for i := 0; i < workers; i++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			wait.UntilWithContext(ctx, c.worker, time.Second)
+		}()
+	}
+	<-ctx.Done()
+	c.queue.ShutDown()
+	for i := 0; i < workers; i++ {
+		<-done
+	}
+	logger.Info("Controller stopped")
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for c.processNext(ctx) {
+	}
+}
+
+func (c *Controller) processNext(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	start := c.clock.Now()
+	err := c.sync(ctx, key)
+	observeSync(c.clock.Since(start), err)
+	if err == nil {
+		c.queue.Forget(key)
+		return true
+	}
+	if apierrors.IsConflict(err) {
+		klog.FromContext(ctx).V(2).Info("Conflict, syncing again", "tapp", key, "err", err)
+	} else {
+		utilruntime.HandleErrorWithContext(ctx, err, "Syncing TApp", "tapp", key)
+	}
+	c.queue.AddRateLimited(key)
+	return true
+}
+
+func (c *Controller) enqueue(obj any) {
+	key, err := cache.MetaNamespaceKeyFunc(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.queue.Add(key)
+}
+
+func (c *Controller) tappDeleted(obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.expectations.forget(key)
+	c.queue.Add(key)
+}
+
+// ownerKey returns the key of the TApp that controls pod, if that TApp exists with the same UID.
+func (c *Controller) ownerKey(pod *corev1.Pod) (string, bool) {
+	ref := metav1.GetControllerOfNoCopy(pod)
+	if ref == nil || ref.Kind != "TApp" || ref.APIVersion != tkestackv1.SchemeGroupVersion.String() {
+		return "", false
+	}
+	tapp, err := c.tapps.TApps(pod.Namespace).Get(ref.Name)
+	if err != nil || tapp.UID != ref.UID {
+		return "", false
+	}
+	return pod.Namespace + "/" + ref.Name, true
+}
+
+// enqueueSelecting enqueues the TApps of the pod's namespace whose selector matches it: an orphan pod may
+// hold the name of one of their instances.
+func (c *Controller) enqueueSelecting(pod *corev1.Pod) {
+	tapps, err := c.tapps.TApps(pod.Namespace).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, tapp := range tapps {
+		if tapp.Spec.Selector == nil {
+			continue
+		}
+		if sel, err := metav1.LabelSelectorAsSelector(tapp.Spec.Selector); err == nil && sel.Matches(labels.Set(pod.Labels)) {
+			c.enqueue(tapp)
+		}
+	}
+}
+
+func (c *Controller) podAdded(obj any) {
+	pod := obj.(*corev1.Pod)
+	key, ok := c.ownerKey(pod)
+	if !ok {
+		if metav1.GetControllerOfNoCopy(pod) == nil {
+			c.enqueueSelecting(pod)
+		}
+		return
+	}
+	c.expectations.observeCreate(key, pod.Name)
+	if pod.DeletionTimestamp != nil {
+		c.expectations.observeDelete(key, pod.UID)
+	}
+	c.queue.Add(key)
+}
+
+func (c *Controller) podUpdated(oldObj, newObj any) {
+	oldPod, pod := oldObj.(*corev1.Pod), newObj.(*corev1.Pod)
+	if oldPod.ResourceVersion == pod.ResourceVersion {
+		return // periodic resync: the TApps are resynced themselves
+	}
+	if key, ok := c.ownerKey(oldPod); ok {
+		if ref := metav1.GetControllerOfNoCopy(pod); ref == nil || ref.UID != metav1.GetControllerOfNoCopy(oldPod).UID {
+			c.queue.Add(key) // released
+		}
+	}
+	key, ok := c.ownerKey(pod)
+	if !ok {
+		if metav1.GetControllerOfNoCopy(pod) == nil {
+			c.enqueueSelecting(pod)
+		}
+		return
+	}
+	c.expectations.observeUpdate(key, pod.Name, pod.Labels[policy.TemplateHashLabel])
+	if pod.DeletionTimestamp != nil {
+		c.expectations.observeDelete(key, pod.UID)
+	}
+	c.queue.Add(key)
+}
+
+func (c *Controller) podDeleted(obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
+		if !ok {
+			return
+		}
+		if pod, ok = tombstone.Obj.(*corev1.Pod); !ok {
+			return
+		}
+	}
+	key, ok := c.ownerKey(pod)
+	if !ok {
+		if metav1.GetControllerOfNoCopy(pod) == nil {
+			c.enqueueSelecting(pod)
+		}
+		return
+	}
+	c.expectations.observeDelete(key, pod.UID)
+	c.expectations.observeUpdate(key, pod.Name, "")
+	c.queue.Add(key)
+}
+
+// nodeUpdated enqueues the owners of the node's pods when the node is lost or comes back, for forceDeletePod.
+func (c *Controller) nodeUpdated(oldObj, newObj any) {
+	oldNode, node := oldObj.(*corev1.Node), newObj.(*corev1.Node)
+	if policy.NodeStateOf(oldNode) != policy.NodeStateOf(node) {
+		c.enqueueOwnersOnNode(node.Name)
+	}
+}
+
+func (c *Controller) nodeDeleted(obj any) {
+	if node, ok := obj.(*corev1.Node); ok {
+		c.enqueueOwnersOnNode(node.Name)
+	} else if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		if node, ok := tombstone.Obj.(*corev1.Node); ok {
+			c.enqueueOwnersOnNode(node.Name)
+		}
+	}
+}
+
+func (c *Controller) enqueueOwnersOnNode(nodeName string) {
+	objs, err := c.podIndex.ByIndex(byNodeName, nodeName)
+	if err != nil {
+		return
+	}
+	for _, obj := range objs {
+		if key, ok := c.ownerKey(obj.(*corev1.Pod)); ok {
+			c.queue.Add(key)
+		}
+	}
+}
+
+// podsOf returns the pods the TApp controls plus the pods of its namespace its selector matches (foreign
+// pods that may hold an instance's name), without duplicates. They are cache objects: read only.
+func (c *Controller) podsOf(tapp *tkestackv1.TApp) ([]*corev1.Pod, error) {
+	objs, err := c.podIndex.ByIndex(byControllerUID, string(tapp.UID))
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	pods := make([]*corev1.Pod, 0, len(objs))
+	for _, obj := range objs {
+		pod := obj.(*corev1.Pod)
+		if pod.Namespace == tapp.Namespace {
+			seen[pod.Name] = true
+			pods = append(pods, pod)
+		}
+	}
+	if tapp.Spec.Selector != nil {
+		sel, err := metav1.LabelSelectorAsSelector(tapp.Spec.Selector)
+		if err != nil {
+			return nil, fmt.Errorf("spec.selector: %w", err)
+		}
+		matching, err := c.pods.Pods(tapp.Namespace).List(sel)
+		if err != nil {
+			return nil, err
+		}
+		for _, pod := range matching {
+			if !seen[pod.Name] {
+				pods = append(pods, pod)
+			}
+		}
+	}
+	return pods, nil
+}
+
+// nodeState is the policy's view of a node from the cache.
+func (c *Controller) nodeState(name string) policy.NodeState {
+	node, err := c.nodes.Get(name)
+	if err != nil {
+		return policy.NodeStateOf(nil)
+	}
+	return policy.NodeStateOf(node)
+}

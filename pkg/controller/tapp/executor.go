@@ -1,0 +1,306 @@
+package tapp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
+	"github.com/tapp-io/tapp-apiserver/pkg/inplace"
+)
+
+const (
+	fieldManager = "tapp-controller"
+	// maxParallel bounds the concurrent API calls of one sync for deletions and updates.
+	maxParallel = 16
+	// initialBatch is the first batch of creations; batches double while they succeed (slow start), so a
+	// TApp whose pods all fail (quota, admission) costs a few calls per sync, not replicas calls.
+	initialBatch = 1
+)
+
+// failure is an action that could not be carried out; it ends up in an event and the ReplicaFailure
+// condition.
+type failure struct {
+	reason  string
+	message string
+	// retry: the sync should be retried with backoff (API errors); false for conditions only a spec or
+	// user change can fix (missing template, foreign pod holding a name).
+	retry bool
+}
+
+// execute carries out plan for tapp. pods is the snapshot the plan was computed from.
+func (c *Controller) execute(ctx context.Context, key string, tapp *tkestackv1.TApp, pods []*corev1.Pod, plan *policy.Plan) []failure {
+	var mu sync.Mutex
+	var failures []failure
+	fail := func(f failure) {
+		mu.Lock()
+		defer mu.Unlock()
+		failures = append(failures, f)
+	}
+	byName := make(map[string]*corev1.Pod, len(pods))
+	for _, pod := range pods {
+		byName[pod.Name] = pod
+	}
+
+	for _, conflict := range plan.Conflicts {
+		msg := fmt.Sprintf("pod %s for instance %s exists and is controlled by %s; delete it to let the TApp create its instance", conflict.PodName, conflict.ID, conflict.Owner)
+		c.recorder.Event(tapp, corev1.EventTypeWarning, "InstanceConflict", msg)
+		fail(failure{reason: "InstanceConflict", message: msg})
+	}
+	for _, e := range plan.Errors {
+		msg := fmt.Sprintf("instance %s: %s", e.ID, e.Message)
+		c.recorder.Event(tapp, corev1.EventTypeWarning, "TemplateNotFound", msg)
+		fail(failure{reason: "TemplateNotFound", message: msg})
+	}
+
+	// Deletions first: they free names that creations of the same instance need later.
+	deletes := make([]deletion, 0, len(plan.Deletes)+len(plan.ForceDeletes)+len(plan.Recreates))
+	for _, d := range plan.Deletes {
+		deletes = append(deletes, deletion{podName: d.PodName, uid: d.UID, reason: string(d.Reason), id: d.ID})
+	}
+	for _, d := range plan.ForceDeletes {
+		deletes = append(deletes, deletion{podName: d.PodName, uid: d.UID, reason: string(d.Reason), id: d.ID, force: true})
+	}
+	for _, r := range plan.Recreates {
+		deletes = append(deletes, deletion{podName: r.PodName, uid: r.UID, reason: "Recreate", id: r.ID, template: r.Template})
+	}
+	workqueue.ParallelizeUntil(ctx, maxParallel, len(deletes), func(i int) {
+		if f := c.deletePod(ctx, key, tapp, deletes[i]); f != nil {
+			fail(*f)
+		}
+	})
+
+	workqueue.ParallelizeUntil(ctx, maxParallel, len(plan.InPlaceUpdates), func(i int) {
+		u := plan.InPlaceUpdates[i]
+		if f := c.updateInPlace(ctx, key, tapp, byName[u.PodName], u); f != nil {
+			fail(*f)
+		}
+	})
+
+	if f := c.createInstances(ctx, key, tapp, plan.Creates); f != nil {
+		fail(*f)
+	}
+	return failures
+}
+
+type deletion struct {
+	podName, reason, id, template string
+	uid                           types.UID
+	force                         bool
+}
+
+func (c *Controller) deletePod(ctx context.Context, key string, tapp *tkestackv1.TApp, d deletion) *failure {
+	opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &d.uid}}
+	if d.force {
+		zero := int64(0)
+		opts.GracePeriodSeconds = &zero
+	}
+	c.expectations.expectDelete(key, d.uid)
+	err := c.kubeClient.CoreV1().Pods(tapp.Namespace).Delete(ctx, d.podName, opts)
+	countAction("delete", err)
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		c.expectations.observeDelete(key, d.uid)
+		msg := fmt.Sprintf("delete pod %s (%s): %v", d.podName, d.reason, err)
+		c.recorder.Event(tapp, corev1.EventTypeWarning, "FailedDelete", msg)
+		return &failure{reason: "FailedDelete", message: msg, retry: true}
+	}
+	if err != nil {
+		c.expectations.observeDelete(key, d.uid) // already gone, or replaced by a newer pod of that name
+		return nil
+	}
+	switch {
+	case d.force:
+		c.recorder.Eventf(tapp, corev1.EventTypeWarning, "ForceDeleted", "Force-deleted pod %s: its node is lost", d.podName)
+	case d.reason == string(policy.ReasonKilled):
+		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "Killing", "Killing instance %s: deleted pod %s", d.id, d.podName)
+	case d.reason == "Recreate":
+		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "Recreating", "Deleted pod %s to recreate it with template %q (the change cannot be applied in place)", d.podName, d.template)
+	case d.reason == string(policy.ReasonMigrate):
+		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "Migrating", "Deleted finished pod %s to recreate it", d.podName)
+	default:
+		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted pod %s (%s)", d.podName, d.reason)
+	}
+	return nil
+}
+
+// createInstances creates the claims and pods of ids in batches of growing size, stopping at the first batch
+// with an error.
+func (c *Controller) createInstances(ctx context.Context, key string, tapp *tkestackv1.TApp, ids []string) *failure {
+	remaining := ids
+	for batch := initialBatch; len(remaining) > 0; batch *= 2 {
+		if batch > len(remaining) {
+			batch = len(remaining)
+		}
+		var mu sync.Mutex
+		var first *failure
+		workqueue.ParallelizeUntil(ctx, maxParallel, batch, func(i int) {
+			if f := c.createInstance(ctx, key, tapp, remaining[i]); f != nil {
+				mu.Lock()
+				if first == nil {
+					first = f
+				}
+				mu.Unlock()
+			}
+		})
+		if first != nil {
+			return first
+		}
+		remaining = remaining[batch:]
+	}
+	return nil
+}
+
+func (c *Controller) createInstance(ctx context.Context, key string, tapp *tkestackv1.TApp, id string) *failure {
+	for _, claim := range policy.NewPVCs(tapp, id) {
+		_, err := c.kubeClient.CoreV1().PersistentVolumeClaims(tapp.Namespace).Create(ctx, claim, metav1.CreateOptions{FieldManager: fieldManager})
+		if apierrors.IsAlreadyExists(err) {
+			continue // claims outlive their pods: an instance coming back mounts its old claim
+		}
+		countAction("create-claim", err)
+		if err != nil {
+			msg := fmt.Sprintf("create claim %s for instance %s: %v", claim.Name, id, err)
+			c.recorder.Event(tapp, corev1.EventTypeWarning, "FailedCreate", msg)
+			return &failure{reason: "FailedCreate", message: msg, retry: true}
+		}
+		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "SuccessfulCreate", "Created claim %s for instance %s", claim.Name, id)
+	}
+	pod, err := policy.NewPod(tapp, id)
+	if err != nil {
+		return &failure{reason: "TemplateNotFound", message: err.Error()}
+	}
+	c.expectations.expectCreate(key, pod.Name)
+	_, err = c.kubeClient.CoreV1().Pods(tapp.Namespace).Create(ctx, pod, metav1.CreateOptions{FieldManager: fieldManager})
+	countAction("create", err)
+	if err != nil {
+		c.expectations.observeCreate(key, pod.Name)
+		if apierrors.IsAlreadyExists(err) {
+			return nil // the cache will show it; the next plan decides
+		}
+		msg := fmt.Sprintf("create pod %s: %v", pod.Name, err)
+		c.recorder.Event(tapp, corev1.EventTypeWarning, "FailedCreate", msg)
+		return &failure{reason: "FailedCreate", message: msg, retry: true}
+	}
+	c.recorder.Eventf(tapp, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod %s", pod.Name)
+	return nil
+}
+
+// updateInPlace moves one pod to its new template without recreating it: readiness gate False first
+// when images change, then one patch of images, labels and annotations.
+func (c *Controller) updateInPlace(ctx context.Context, key string, tapp *tkestackv1.TApp, pod *corev1.Pod, u policy.InPlaceUpdate) *failure {
+	if pod == nil {
+		return nil
+	}
+	target, err := policy.InPlaceTarget(tapp, pod, u)
+	if err != nil {
+		return &failure{reason: "FailedUpdate", message: err.Error()}
+	}
+	cur := pod
+	if len(u.Images) > 0 {
+		if cur, err = c.updater.Begin(ctx, pod); err != nil {
+			countAction("inplace-begin", err)
+			return c.updateFailed(tapp, pod, err)
+		}
+	}
+	c.expectations.expectUpdate(key, pod.Name, target.Labels[policy.TemplateHashLabel])
+	_, err = c.updater.Apply(ctx, cur, target)
+	countAction("inplace-update", err)
+	if err != nil {
+		c.expectations.observeUpdate(key, pod.Name, "")
+		if errors.Is(err, inplace.ErrNotInPlace) {
+			// Cannot happen when the uniq hash matches; recreate rather than leave the pod behind.
+			return c.deletePod(ctx, key, tapp, deletion{podName: pod.Name, uid: pod.UID, reason: "Recreate", id: u.ID, template: u.Template})
+		}
+		return c.updateFailed(tapp, pod, err)
+	}
+	if len(u.Images) > 0 {
+		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "InPlaceUpdate", "Updating pod %s in place to template %q: %s", pod.Name, u.Template, describeImages(u.Images))
+	} else {
+		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "InPlaceUpdate", "Updated labels and annotations of pod %s to template %q", pod.Name, u.Template)
+	}
+	return nil
+}
+
+func (c *Controller) updateFailed(tapp *tkestackv1.TApp, pod *corev1.Pod, err error) *failure {
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return &failure{reason: "Conflict", message: err.Error(), retry: true}
+	}
+	msg := fmt.Sprintf("update pod %s in place: %v", pod.Name, err)
+	c.recorder.Event(tapp, corev1.EventTypeWarning, "FailedUpdate", msg)
+	return &failure{reason: "FailedUpdate", message: msg, retry: true}
+}
+
+func describeImages(images map[string]string) string {
+	names := make([]string, 0, len(images))
+	for name := range images {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, name := range names {
+		parts = append(parts, fmt.Sprintf("container %s image %s", name, images[name]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// progressInPlace drives the readiness gate of the TApp's live pods: it completes in-place updates the
+// kubelet has finished, reports those that fail, and sets the gate condition True on pods that have none
+// (new pods) or were left False without an update in progress. Pods the plan updates in this sync are left
+// alone.
+func (c *Controller) progressInPlace(ctx context.Context, tapp *tkestackv1.TApp, pods []*corev1.Pod, plan *policy.Plan) []failure {
+	updating := map[string]bool{}
+	for _, u := range plan.InPlaceUpdates {
+		updating[u.PodName] = true
+	}
+	var work []*corev1.Pod
+	for _, pod := range pods {
+		if !policy.IsControlledBy(pod, tapp) || pod.DeletionTimestamp != nil || updating[pod.Name] || !inplace.HasReadinessGate(pod) {
+			continue
+		}
+		if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if inplace.InProgress(pod) || inplace.GateStatus(pod) != corev1.ConditionTrue {
+			work = append(work, pod)
+		}
+	}
+	var mu sync.Mutex
+	var failures []failure
+	workqueue.ParallelizeUntil(ctx, maxParallel, len(work), func(i int) {
+		pod := work[i]
+		var err error
+		if inplace.InProgress(pod) {
+			result := inplace.Check(pod)
+			switch {
+			case result.Done:
+				_, err = c.updater.Complete(ctx, pod)
+				countAction("inplace-complete", err)
+				if err == nil {
+					c.recorder.Eventf(tapp, corev1.EventTypeNormal, "InPlaceUpdated", "Pod %s runs its new images", pod.Name)
+				}
+			case result.Failed:
+				c.recorder.Eventf(tapp, corev1.EventTypeWarning, "InPlaceUpdateFailed", "Pod %s: %s", pod.Name, result.Message)
+			}
+		} else {
+			_, err = c.updater.EnsureReadinessGateTrue(ctx, pod)
+			countAction("readiness-gate", err)
+		}
+		if err != nil && !apierrors.IsNotFound(err) && !errors.Is(err, inplace.ErrInProgress) && !errors.Is(err, inplace.ErrStateChanged) {
+			klog.FromContext(ctx).V(2).Info("Readiness gate write failed", "pod", pod.Name, "err", err)
+			mu.Lock()
+			failures = append(failures, failure{reason: "FailedUpdate", message: fmt.Sprintf("pod %s readiness gate: %v", pod.Name, err), retry: true})
+			mu.Unlock()
+		}
+	})
+	return failures
+}

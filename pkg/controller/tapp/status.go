@@ -1,0 +1,115 @@
+package tapp
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
+)
+
+// Condition types of a TApp.
+const (
+	// ConditionAvailable is True while at least (wanted instances − updateStrategy.maxUnavailable) are ready.
+	ConditionAvailable = "Available"
+	// ConditionProgressing is True; its reason says whether the TApp is RolloutComplete (every wanted
+	// instance runs its current template and is ready) or RolloutInProgress.
+	ConditionProgressing = "Progressing"
+	// ConditionReplicaFailure is True while an action fails (pod creation refused by the API, a foreign pod
+	// holding an instance's name, a missing template); its message is the API's message.
+	ConditionReplicaFailure = "ReplicaFailure"
+)
+
+// desiredStatus returns the status to report for tapp, given the plan's view of its pods and the failures
+// of this sync. Conditions keep their transition times while their status does not change.
+func desiredStatus(tapp *tkestackv1.TApp, s policy.Status, failures []failure) tkestackv1.TAppStatus {
+	status := *tapp.Status.DeepCopy()
+	status.ObservedGeneration = tapp.Generation
+	status.Replicas = s.Replicas
+	status.ReadyReplicas = s.ReadyReplicas
+	status.UpdatedReplicas = s.UpdatedReplicas
+	status.UpdatedReadyReplicas = s.UpdatedReadyReplicas
+	status.AppStatus = s.App
+	status.Statuses = s.Instances
+	status.ScaleLabelSelector = ""
+	if tapp.Spec.Selector != nil {
+		if sel, err := metav1.LabelSelectorAsSelector(tapp.Spec.Selector); err == nil {
+			status.ScaleLabelSelector = sel.String()
+		}
+	}
+
+	wanted := int32(0)
+	for n := int32(0); n < tapp.Spec.Replicas; n++ {
+		if !policy.IsKilled(tapp, strconv.Itoa(int(n))) {
+			wanted++
+		}
+	}
+	maxUnavailable := int32(policy.MaxUnavailable(tapp.Spec.UpdateStrategy.MaxUnavailable, strconv.Itoa(tkestack.DefaultMaxUnavailable), int(wanted)))
+	minAvailable := wanted - maxUnavailable
+	if minAvailable < 0 {
+		minAvailable = 0
+	}
+	available := metav1.Condition{Type: ConditionAvailable, Status: metav1.ConditionTrue, Reason: "MinimumInstancesAvailable",
+		Message: fmt.Sprintf("%d of %d instances ready, at least %d required", s.ReadyReplicas, wanted, minAvailable)}
+	if s.ReadyReplicas < minAvailable {
+		available.Status, available.Reason = metav1.ConditionFalse, "MinimumInstancesUnavailable"
+	}
+	progressing := metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RolloutComplete",
+		Message: fmt.Sprintf("all %d instances run their current template and are ready", wanted)}
+	if s.UpdatedReadyReplicas < wanted {
+		progressing.Reason = "RolloutInProgress"
+		progressing.Message = fmt.Sprintf("%d of %d instances updated, %d of them ready", s.UpdatedReplicas, wanted, s.UpdatedReadyReplicas)
+	}
+	setCondition(&status.Conditions, available, tapp.Generation)
+	setCondition(&status.Conditions, progressing, tapp.Generation)
+
+	var reasons, messages []string
+	for _, f := range failures {
+		if f.reason == "Conflict" {
+			continue // an optimistic-concurrency retry, not a failure a user should see
+		}
+		if len(reasons) == 0 || reasons[len(reasons)-1] != f.reason {
+			reasons = append(reasons, f.reason)
+		}
+		messages = append(messages, f.message)
+	}
+	if len(messages) > 0 {
+		const maxMessages = 5
+		if len(messages) > maxMessages {
+			messages = append(messages[:maxMessages], fmt.Sprintf("and %d more", len(messages)-maxMessages))
+		}
+		setCondition(&status.Conditions, metav1.Condition{Type: ConditionReplicaFailure, Status: metav1.ConditionTrue,
+			Reason: reasons[0], Message: strings.Join(messages, "; ")}, tapp.Generation)
+	} else {
+		meta.RemoveStatusCondition(&status.Conditions, ConditionReplicaFailure)
+	}
+	return status
+}
+
+func setCondition(conditions *[]metav1.Condition, c metav1.Condition, generation int64) {
+	c.ObservedGeneration = generation
+	meta.SetStatusCondition(conditions, c)
+}
+
+// writeStatus writes the status through the status subresource when it differs from the cached one.
+func (c *Controller) writeStatus(ctx context.Context, tapp *tkestackv1.TApp, plan *policy.Plan, failures []failure) error {
+	status := desiredStatus(tapp, plan.Status, failures)
+	if equality.Semantic.DeepEqual(status, tapp.Status) {
+		return nil
+	}
+	updated := tapp.DeepCopy()
+	updated.Status = status
+	_, err := c.client.TKEStackAppsV1().TApps(tapp.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
+	countAction("update-status", err)
+	if err != nil {
+		return fmt.Errorf("writing status: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,118 @@
+package tapp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"errors"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
+)
+
+// sync brings one TApp closer to its spec: it computes the plan from the cache, executes it unless the
+// cache is known to be behind the controller's own writes, drives in-place updates in progress, prunes
+// unused templates when asked, and writes the status.
+func (c *Controller) sync(ctx context.Context, key string) error {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	tapp, err := c.tapps.TApps(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		c.expectations.forget(key)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	logger := klog.FromContext(ctx).WithValues("tapp", key)
+	ctx = klog.NewContext(ctx, logger)
+
+	pods, err := c.podsOf(tapp)
+	if err != nil {
+		return err
+	}
+	plan := policy.ComputePlan(tapp, pods, c.nodeState, c.clock.Now())
+	var failures []failure
+	var errs []error
+	if tapp.DeletionTimestamp == nil {
+		if c.expectations.satisfied(key) {
+			failures = c.execute(ctx, key, tapp, pods, plan)
+		} else {
+			logger.V(4).Info("Waiting for the informer to show earlier writes")
+		}
+		failures = append(failures, c.progressInPlace(ctx, tapp, pods, plan)...)
+		if err := c.pruneUnusedTemplates(ctx, tapp); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := c.writeStatus(ctx, tapp, plan, failures); err != nil {
+		errs = append(errs, err)
+	}
+	if plan.RequeueAfter > 0 {
+		c.queue.AddAfter(key, plan.RequeueAfter)
+	}
+	for _, f := range failures {
+		if f.retry {
+			errs = append(errs, fmt.Errorf("%s: %s", f.reason, f.message))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// unusedTemplates returns the templatePool entries that nothing refers to: not spec.templates, not
+// spec.defaultTemplateName, not spec.updateStrategy.template.
+func unusedTemplates(tapp *tkestackv1.TApp) []string {
+	used := map[string]bool{tapp.Spec.DefaultTemplateName: true, tapp.Spec.UpdateStrategy.Template: true}
+	for _, t := range tapp.Spec.Templates {
+		used[t] = true
+	}
+	var out []string
+	for name := range tapp.Spec.TemplatePool {
+		if !used[name] {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// pruneUnusedTemplates removes unused templatePool entries when spec.autoDeleteUnusedTemplate is set. It
+// sends a merge patch that deletes only those entries, with the resourceVersion it decided from as a
+// precondition: if a user changed the TApp meanwhile, the patch fails with a Conflict and the decision is
+// taken again from the new version, so a concurrent edit is never overwritten.
+func (c *Controller) pruneUnusedTemplates(ctx context.Context, tapp *tkestackv1.TApp) error {
+	if !tapp.Spec.AutoDeleteUnusedTemplate {
+		return nil
+	}
+	unused := unusedTemplates(tapp)
+	if len(unused) == 0 {
+		return nil
+	}
+	pool := map[string]any{}
+	for _, name := range unused {
+		pool[name] = nil
+	}
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": tapp.ResourceVersion},
+		"spec":     map[string]any{"templatePool": pool},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = c.client.TKEStackAppsV1().TApps(tapp.Namespace).Patch(ctx, tapp.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
+	if err != nil {
+		return fmt.Errorf("removing unused templates %v: %w", unused, err)
+	}
+	c.recorder.Eventf(tapp, "Normal", "TemplatesPruned", "Removed unused templates %v from spec.templatePool", unused)
+	countAction("prune-templates", nil)
+	return nil
+}
