@@ -1,0 +1,333 @@
+package tapp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/informers"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/record"
+
+	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
+	tappfake "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/fake"
+	"github.com/tapp-io/tapp-apiserver/pkg/generated/informers/externalversions"
+	"github.com/tapp-io/tapp-apiserver/pkg/inplace"
+)
+
+// harness is a controller over fake clientsets whose informer caches are filled by hand, so that each test
+// decides exactly what the (possibly stale) cache shows.
+type harness struct {
+	t        *testing.T
+	ctrl     *Controller
+	kube     *kubefake.Clientset
+	tapps    *tappfake.Clientset
+	kubeInf  informers.SharedInformerFactory
+	tappInf  externalversions.SharedInformerFactory
+	recorder *record.FakeRecorder
+}
+
+func newHarness(t *testing.T, tapp *tkestackv1.TApp) *harness {
+	h := &harness{t: t, kube: kubefake.NewClientset(), tapps: tappfake.NewClientset(tapp), recorder: record.NewFakeRecorder(100)}
+	h.kubeInf = informers.NewSharedInformerFactory(h.kube, 0)
+	h.tappInf = externalversions.NewSharedInformerFactory(h.tapps, 0)
+	ctrl, err := NewController(h.kube, h.tapps, h.kubeInf.Core().V1().Pods(), h.kubeInf.Core().V1().Nodes(),
+		h.tappInf.TKEStackApps().V1().TApps(), h.recorder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ctrl = ctrl
+	h.setTApp(tapp)
+	return h
+}
+
+func (h *harness) setTApp(tapp *tkestackv1.TApp) {
+	if err := h.tappInf.TKEStackApps().V1().TApps().Informer().GetIndexer().Update(tapp); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// showPods puts the pods the fake API holds into the informer cache (the cache catching up).
+func (h *harness) showPods() []*corev1.Pod {
+	list, err := h.kube.CoreV1().Pods("ns").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	indexer := h.kubeInf.Core().V1().Pods().Informer().GetIndexer()
+	for _, obj := range indexer.List() {
+		_ = indexer.Delete(obj)
+	}
+	var pods []*corev1.Pod
+	for i := range list.Items {
+		pod := &list.Items[i]
+		if err := indexer.Add(pod); err != nil {
+			h.t.Fatal(err)
+		}
+		h.ctrl.podAdded(pod)
+		pods = append(pods, pod)
+	}
+	return pods
+}
+
+func (h *harness) sync() error {
+	return h.ctrl.sync(context.Background(), "ns/web")
+}
+
+func (h *harness) actions(verb, resource string) []clienttesting.Action {
+	var out []clienttesting.Action
+	for _, a := range h.kube.Actions() {
+		if a.GetVerb() == verb && a.GetResource().Resource == resource {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func (h *harness) storedTApp() *tkestackv1.TApp {
+	tapp, err := h.tapps.TKEStackAppsV1().TApps("ns").Get(context.Background(), "web", metav1.GetOptions{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return tapp
+}
+
+func testTApp(replicas int32) *tkestackv1.TApp {
+	one := intstr.FromInt32(1)
+	all := intstr.FromString("100%")
+	template := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "nginx:1"}}},
+	}
+	return &tkestackv1.TApp{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "tapp-uid", Generation: 1, ResourceVersion: "1"},
+		Spec: tkestackv1.TAppSpec{
+			Replicas:            replicas,
+			Selector:            &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template:            template,
+			DefaultTemplateName: "default",
+			UpdateStrategy: tkestackv1.TAppUpdateStrategy{Template: "default", MaxUnavailable: &one,
+				ForceUpdate: tkestackv1.ForceUpdateStrategy{MaxUnavailable: &all}},
+		},
+	}
+}
+
+// markRunning makes the API's copy of every pod Running and Ready with the readiness gate True, as the
+// kubelet and the controller would have.
+func (h *harness) markRunning() {
+	list, _ := h.kube.CoreV1().Pods("ns").List(context.Background(), metav1.ListOptions{})
+	for i := range list.Items {
+		pod := list.Items[i].DeepCopy()
+		pod.ResourceVersion = "5"
+		pod.Status.Phase = corev1.PodRunning
+		pod.Status.ContainerStatuses = nil
+		for _, c := range pod.Spec.Containers {
+			pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{
+				Name: c.Name, Image: c.Image, ImageID: c.Image + "@sha256:1", ContainerID: "cid-" + pod.Name, Ready: true,
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}})
+		}
+		pod.Status.Conditions = []corev1.PodCondition{
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue},
+			{Type: inplace.ReadinessGate, Status: corev1.ConditionTrue},
+		}
+		if _, err := h.kube.CoreV1().Pods("ns").UpdateStatus(context.Background(), pod, metav1.UpdateOptions{}); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+}
+
+func TestSyncCreatesInstancesWithClaimsOnce(t *testing.T) {
+	tapp := testTApp(3)
+	tapp.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}}
+	h := newHarness(t, tapp)
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(h.actions("create", "pods")); got != 3 {
+		t.Fatalf("created %d pods, want 3", got)
+	}
+	if got := len(h.actions("create", "persistentvolumeclaims")); got != 3 {
+		t.Fatalf("created %d claims, want 3", got)
+	}
+	for _, name := range []string{"web-0", "web-1", "web-2"} {
+		pod, err := h.kube.CoreV1().Pods("ns").Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !policy.IsControlledBy(pod, tapp) || !inplace.HasReadinessGate(pod) {
+			t.Errorf("pod %s: not controlled by the TApp or without readiness gate", name)
+		}
+	}
+	// The cache has not shown the pods yet: a second sync must not create them again.
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(h.actions("create", "pods")); got != 3 {
+		t.Fatalf("stale cache caused duplicate creates: %d pod creates", got)
+	}
+	h.showPods()
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(h.actions("create", "pods")); got != 3 {
+		t.Fatalf("%d pod creates after the cache caught up, want 3", got)
+	}
+	status := h.storedTApp().Status
+	if status.Replicas != 3 || status.ObservedGeneration != 1 || status.ScaleLabelSelector != "app=web" {
+		t.Errorf("status = %+v", status)
+	}
+}
+
+func TestSyncReportsCreateFailureWithAPIMessage(t *testing.T) {
+	h := newHarness(t, testTApp(4))
+	h.kube.PrependReactor("create", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Pod").GroupKind(), "web-0",
+			field.ErrorList{field.Invalid(field.NewPath("spec", "containers").Index(0).Child("image"), "", "must not be empty")})
+	})
+	if err := h.sync(); err == nil {
+		t.Fatal("a failed create must make the sync fail (retry with backoff)")
+	}
+	if got := len(h.actions("create", "pods")); got != 1 {
+		t.Errorf("slow start: %d create attempts after the first failure, want 1", got)
+	}
+	cond := meta.FindStatusCondition(h.storedTApp().Status.Conditions, ConditionReplicaFailure)
+	if cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != "FailedCreate" || !strings.Contains(cond.Message, "must not be empty") {
+		t.Fatalf("ReplicaFailure condition = %+v", cond)
+	}
+	if !hasEvent(h.recorder, "FailedCreate") {
+		t.Error("no FailedCreate event")
+	}
+}
+
+func TestSyncKillDeletesWithUIDPrecondition(t *testing.T) {
+	tapp := testTApp(2)
+	h := newHarness(t, tapp)
+	_ = h.sync()
+	h.markRunning()
+	pods := h.showPods()
+	killed := tapp.DeepCopy()
+	killed.Spec.Statuses = map[string]tkestackv1.InstanceStatus{"1": policy.StatusKilled}
+	killed.Generation = 2
+	h.setTApp(killed)
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	deletes := h.actions("delete", "pods")
+	if len(deletes) != 1 {
+		t.Fatalf("%d deletes, want 1", len(deletes))
+	}
+	d := deletes[0].(clienttesting.DeleteActionImpl)
+	var uid1 string
+	for _, p := range pods {
+		if p.Name == "web-1" {
+			uid1 = string(p.UID)
+		}
+	}
+	if d.Name != "web-1" || d.DeleteOptions.Preconditions == nil || d.DeleteOptions.Preconditions.UID == nil || string(*d.DeleteOptions.Preconditions.UID) != uid1 {
+		t.Fatalf("delete = %s %+v, want web-1 with UID precondition %q", d.Name, d.DeleteOptions.Preconditions, uid1)
+	}
+	h.showPods()
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.storedTApp().Status.Statuses["1"]; got != policy.StatusKilled {
+		t.Errorf("status of killed instance = %q", got)
+	}
+	if got := len(h.actions("create", "pods")); got != 2 {
+		t.Errorf("a killed instance must stay down: %d creates", got)
+	}
+}
+
+func TestSyncUpdatesImageInPlace(t *testing.T) {
+	tapp := testTApp(1)
+	h := newHarness(t, tapp)
+	_ = h.sync()
+	h.markRunning()
+	before := h.showPods()[0]
+	updated := tapp.DeepCopy()
+	updated.Spec.Template.Spec.Containers[0].Image = "nginx:2"
+	updated.Generation = 2
+	h.setTApp(updated)
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(h.actions("delete", "pods")); got != 0 {
+		t.Fatalf("image change recreated the pod (%d deletes)", got)
+	}
+	pod, err := h.kube.CoreV1().Pods("ns").Get(context.Background(), "web-0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.UID != before.UID || pod.Spec.Containers[0].Image != "nginx:2" || !inplace.InProgress(pod) {
+		t.Fatalf("pod after sync: uid %s image %s in progress %v", pod.UID, pod.Spec.Containers[0].Image, inplace.InProgress(pod))
+	}
+	if inplace.GateStatus(pod) != corev1.ConditionFalse {
+		t.Errorf("readiness gate = %s, want False during the update", inplace.GateStatus(pod))
+	}
+	want, _ := policy.NewPod(updated, "0")
+	if pod.Labels[policy.TemplateHashLabel] != want.Labels[policy.TemplateHashLabel] {
+		t.Errorf("template hash label not moved to the new template")
+	}
+
+	// The kubelet restarts the container with the new image; the controller completes the update.
+	pod = pod.DeepCopy()
+	pod.Status.ContainerStatuses[0].Image = "nginx:2"
+	pod.Status.ContainerStatuses[0].ImageID = "nginx:2@sha256:2"
+	pod.Status.ContainerStatuses[0].RestartCount = 1
+	if _, err := h.kube.CoreV1().Pods("ns").UpdateStatus(context.Background(), pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.showPods()
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	pod, _ = h.kube.CoreV1().Pods("ns").Get(context.Background(), "web-0", metav1.GetOptions{})
+	if inplace.InProgress(pod) || inplace.GateStatus(pod) != corev1.ConditionTrue {
+		t.Fatalf("update not completed: in progress %v, gate %s", inplace.InProgress(pod), inplace.GateStatus(pod))
+	}
+	if !hasEvent(h.recorder, "InPlaceUpdated") {
+		t.Error("no InPlaceUpdated event")
+	}
+}
+
+func TestPruneUnusedTemplatesIsConditionalOnResourceVersion(t *testing.T) {
+	tapp := testTApp(1)
+	tapp.Spec.AutoDeleteUnusedTemplate = true
+	tapp.Spec.TemplatePool = map[string]corev1.PodTemplateSpec{"used": tapp.Spec.Template, "stale": tapp.Spec.Template}
+	tapp.Spec.Templates = map[string]string{"0": "used"}
+	h := newHarness(t, tapp)
+	var patch string
+	h.tapps.PrependReactor("patch", "tapps", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		patch = string(a.(clienttesting.PatchAction).GetPatch())
+		return false, nil, nil
+	})
+	_ = h.sync()
+	if !strings.Contains(patch, `"resourceVersion":"1"`) || !strings.Contains(patch, `"stale":null`) || strings.Contains(patch, `"used"`) {
+		t.Fatalf("patch = %s", patch)
+	}
+	if got := unusedTemplates(tapp); fmt.Sprint(got) != "[stale]" {
+		t.Errorf("unusedTemplates = %v", got)
+	}
+}
+
+func hasEvent(r *record.FakeRecorder, reason string) bool {
+	for {
+		select {
+		case e := <-r.Events:
+			if strings.Contains(e, " "+reason+" ") {
+				return true
+			}
+		default:
+			return false
+		}
+	}
+}
