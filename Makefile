@@ -9,7 +9,7 @@ STANDALONE_DIR := $(OUTPUT_DIR)/standalone
 SECURE_PORT ?= 8443
 GO_TEST_FLAGS ?= -count=1
 
-.PHONY: all build run run-standalone local-up tools e2e test unit integration verify verify-gofmt verify-vet verify-codegen verify-module-pins codegen clean
+.PHONY: all build run run-standalone local-up tools e2e bench test unit integration verify verify-gofmt verify-vet verify-codegen verify-module-pins codegen clean
 
 all: build
 
@@ -54,6 +54,15 @@ e2e: build
 	tools_dir=$$(./hack/build-tools.sh | tail -n 1); \
 	TAPP_E2E_TOOLS_DIR=$$tools_dir TAPP_E2E_SERVER_BINARY=$(CURDIR)/$(BIN_DIR)/tapp-apiserver \
 		$(GO) test -tags e2e $(GO_TEST_FLAGS) -timeout 20m ./test/e2e/...
+
+## bench: benchmarks on the local cluster (API path vs a CRD, memory, scale-up, rolling update, fan-out; docs/benchmarks.md);
+## results in $(OUTPUT_DIR)/bench/results.json and results.md; BENCH_FLAGS=--scale=0.1 for a quick run
+BENCH_FLAGS ?=
+bench: build
+	tools_dir=$$(./hack/build-tools.sh | tail -n 1); \
+	$(GO) build -o $(BIN_DIR)/bench ./test/bench && \
+	$(BIN_DIR)/bench --tools-dir "$$tools_dir" --server-binary $(BIN_DIR)/tapp-apiserver --out $(OUTPUT_DIR)/bench \
+		--command "make bench$(if $(BENCH_FLAGS), BENCH_FLAGS='$(BENCH_FLAGS)')" $(BENCH_FLAGS)
 
 ## verify: formatting, vet, generated code and module pins
 verify: verify-gofmt verify-vet verify-module-pins verify-codegen

@@ -3,8 +3,10 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestYurtAppDaemonAndNodePool applies the example NodePool and YurtAppDaemon with kubectl and reads their
@@ -47,9 +49,14 @@ func TestYurtAppDaemonAndNodePool(t *testing.T) {
 	if got := tb.cell(t, "coredns", "WORKLOADTEMPLATE"); got != "Deployment" {
 		t.Errorf("WORKLOADTEMPLATE = %q, want Deployment", got)
 	}
-	if got := tb.cell(t, "coredns", "NODEPOOLS"); got != "0" {
-		t.Errorf("NODEPOOLS = %q, want 0", got)
-	}
+	// The controller finds the one pool the nodePoolSelector matches, hangzhou.
+	eventually(t, 30*time.Second, "NODEPOOLS of coredns to be 1", func() error {
+		tb := parseTable(t, mustKubectl(t, "get", "yad", "-n", ns))
+		if got := tb.cell(t, "coredns", "NODEPOOLS"); got != "1" {
+			return fmt.Errorf("NODEPOOLS = %q", got)
+		}
+		return nil
+	})
 	tb = parseTable(t, mustKubectl(t, "get", "yurtappdaemons", "-n", ns, "-o", "wide"))
 	if got := tb.cell(t, "coredns", "SELECTOR"); got != "app=coredns" {
 		t.Errorf("wide SELECTOR = %q, want app=coredns", got)

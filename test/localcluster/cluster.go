@@ -41,6 +41,11 @@ type Config struct {
 	ServerBinary string
 	// ServerArgs are extra flags for tapp-apiserver.
 	ServerArgs []string
+	// KubeAPIServerArgs, ControllerManagerArgs and SchedulerArgs are extra flags for kube-apiserver,
+	// kube-controller-manager and kube-scheduler (for example feature gates or client rate limits).
+	KubeAPIServerArgs     []string
+	ControllerManagerArgs []string
+	SchedulerArgs         []string
 	// Nodes is the number of kwok nodes to create.
 	Nodes int
 	// Log receives progress lines; nil discards them.
@@ -137,7 +142,11 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err := c.startNodes(ctx); err != nil {
 		return err
 	}
-	client, err := kubernetes.NewForConfig(c.AdminConfig)
+	// The simulator stands in for the kubelets of every node at once: client-go's default of 5 requests per
+	// second would make it the slowest part of any scale-up (about 5 pods Ready per second).
+	simulatorConfig := rest.CopyConfig(c.AdminConfig)
+	simulatorConfig.QPS, simulatorConfig.Burst = simulatorQPS, simulatorBurst
+	client, err := kubernetes.NewForConfig(simulatorConfig)
 	if err != nil {
 		return err
 	}
@@ -296,6 +305,20 @@ func (c *Cluster) registerAPIServices(ctx context.Context) error {
 	return nil
 }
 
+// PID returns the process id of the cluster's process name ("etcd", "kube-apiserver", "tapp-apiserver",
+// "kube-controller-manager", "kube-scheduler", "kwok"), or 0 when there is none or it has exited.
+func (c *Cluster) PID(name string) int {
+	for _, p := range c.processes {
+		if p.name == name {
+			if done, _ := p.exited(); done {
+				return 0
+			}
+			return p.cmd.Process.Pid
+		}
+	}
+	return 0
+}
+
 // Stop stops every process the cluster started, newest first, and waits for them to exit.
 func (c *Cluster) Stop() {
 	if c.kubelet != nil {
@@ -309,6 +332,14 @@ func (c *Cluster) Stop() {
 }
 
 func (c *Cluster) run(name, binary string, args ...string) (*process, error) {
+	switch name {
+	case "kube-apiserver":
+		args = append(args, c.cfg.KubeAPIServerArgs...)
+	case "kube-controller-manager":
+		args = append(args, c.cfg.ControllerManagerArgs...)
+	case "kube-scheduler":
+		args = append(args, c.cfg.SchedulerArgs...)
+	}
 	p, err := startProcess(c.path("logs"), name, binary, args...)
 	if err != nil {
 		return nil, err

@@ -19,6 +19,14 @@ import (
 	"k8s.io/client-go/util/workqueue"
 )
 
+// The pod simulator's client rate limit and workers, sized so that it keeps up with a thousand pods
+// being created, updated in place or deleted at once.
+const (
+	simulatorQPS     = 1000
+	simulatorBurst   = 2000
+	simulatorWorkers = 8
+)
+
 // kubelet stands in for the kubelets of the fake nodes: it reports the status of every pod bound to a
 // node the way a kubelet would. Pods start at once and become Ready unless a readiness gate says
 // otherwise; a container whose image changes in place restarts with the new image, a new imageID and
@@ -65,7 +73,7 @@ func startKubelet(client kubernetes.Interface) (*kubelet, error) {
 		return nil, fmt.Errorf("pod informer did not sync")
 	}
 	var workers sync.WaitGroup
-	for i := 0; i < 4; i++ {
+	for i := 0; i < simulatorWorkers; i++ {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()

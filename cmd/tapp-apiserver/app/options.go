@@ -11,7 +11,10 @@ import (
 	"k8s.io/apiserver/pkg/admission"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/klog/v2"
 
+	"github.com/tapp-io/tapp-apiserver/pkg/admission/nodepool"
+	"github.com/tapp-io/tapp-apiserver/pkg/admission/podtemplate"
 	"github.com/tapp-io/tapp-apiserver/pkg/admission/quota"
 	"github.com/tapp-io/tapp-apiserver/pkg/apiserver"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/manager"
@@ -53,7 +56,13 @@ func NewOptions(stdout io.Writer) *Options {
 
 	// Object-count quotas: kube-apiserver only proxies our resources, so quota is enforced here.
 	quota.Register(o.Recommended.Admission.Plugins)
-	o.Recommended.Admission.RecommendedPluginOrder = append(o.Recommended.Admission.RecommendedPluginOrder, quota.PluginName)
+	// Pod templates of TApps are checked with a dry-run pod create; NodePools with nodes cannot be deleted.
+	// Both get their clients from the standard initializer. They run before ResourceQuota, which charges
+	// usage when it admits and must therefore come last.
+	podtemplate.Register(o.Recommended.Admission.Plugins)
+	nodepool.Register(o.Recommended.Admission.Plugins)
+	o.Recommended.Admission.RecommendedPluginOrder = append(o.Recommended.Admission.RecommendedPluginOrder,
+		podtemplate.PluginName, nodepool.PluginName, quota.PluginName)
 	o.Recommended.ExtraAdmissionInitializers = func(c *genericapiserver.RecommendedConfig) ([]admission.PluginInitializer, error) {
 		quotaInitializer, err := quota.NewInitializer(c.LoopbackClientConfig)
 		if err != nil {
@@ -100,6 +109,8 @@ func (o *Options) Complete() {
 	o.Recommended.Authorization = nil
 	o.Recommended.CoreAPI = nil
 	o.Recommended.Admission = nil
+	klog.InfoS("Standalone mode: no admission chain, so these admission plugins are skipped",
+		"plugins", []string{podtemplate.PluginName, nodepool.PluginName, quota.PluginName})
 	o.Recommended.Features.EnablePriorityAndFairness = false
 	if o.Recommended.SecureServing.BindAddress == nil || o.Recommended.SecureServing.BindAddress.IsUnspecified() {
 		o.Recommended.SecureServing.BindAddress = net.ParseIP("127.0.0.1")

@@ -1,7 +1,9 @@
 package manager
 
 import (
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/nodepool"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/yurtappdaemon"
 )
 
 // registry lists every controller by the name --controllers uses.
@@ -10,5 +12,15 @@ var registry = map[string]initFunc{
 		return tapp.NewController(c.KubeClient, c.Client,
 			c.KubeInformers.Core().V1().Pods(), c.KubeInformers.Core().V1().Nodes(),
 			c.Informers.TKEStackApps().V1().TApps(), c.Recorder)
+	},
+	yurtappdaemon.Name: func(c *Context) (Controller, error) {
+		return yurtappdaemon.NewController(c.KubeClient, c.Client,
+			c.Informers.OpenYurtApps().V1alpha1().YurtAppDaemons(), c.Informers.OpenYurtApps().V1alpha1().NodePools(),
+			c.KubeInformers.Apps().V1().Deployments(), c.KubeInformers.Apps().V1().StatefulSets(),
+			c.KubeInformers.Apps().V1().ControllerRevisions(), c.Recorder)
+	},
+	nodepool.Name: func(c *Context) (Controller, error) {
+		return nodepool.NewController(c.KubeClient, c.Client,
+			c.Informers.OpenYurtApps().V1alpha1().NodePools(), c.KubeInformers.Core().V1().Nodes(), c.Recorder)
 	},
 }

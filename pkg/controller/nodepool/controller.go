@@ -1,0 +1,226 @@
+package nodepool
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/nodepool/policy"
+	"github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned"
+	openyurtinformers "github.com/tapp-io/tapp-apiserver/pkg/generated/informers/externalversions/openyurt/v1alpha1"
+	openyurtlisters "github.com/tapp-io/tapp-apiserver/pkg/generated/listers/openyurt/v1alpha1"
+)
+
+// Name is the controller's name in --controllers, the workqueue and metrics.
+const Name = "nodepool"
+
+// byPool indexes nodes by every pool they refer to (policy.PoolsOf).
+const byPool = "nodepool.openyurt.io/pool"
+
+// Controller keeps nodes in their pools and writes the pools' status. Its queue holds pool names; a pool
+// that does not exist is still synced, to strip what it applied from its former nodes.
+type Controller struct {
+	kubeClient kubernetes.Interface
+	client     versioned.Interface
+	pools      openyurtlisters.NodePoolLister
+	nodes      corelisters.NodeLister
+	nodeIndex  cache.Indexer
+	synced     []cache.InformerSynced
+
+	queue    workqueue.TypedRateLimitingInterface[string]
+	recorder record.EventRecorder
+	clock    clock.Clock
+}
+
+// NewController builds the NodePool controller and registers its informers (NodePools, nodes) with their
+// factories, which the caller starts.
+func NewController(kubeClient kubernetes.Interface, client versioned.Interface,
+	poolInformer openyurtinformers.NodePoolInformer, nodeInformer coreinformers.NodeInformer,
+	recorder record.EventRecorder) (*Controller, error) {
+	c := &Controller{
+		kubeClient: kubeClient,
+		client:     client,
+		pools:      poolInformer.Lister(),
+		nodes:      nodeInformer.Lister(),
+		nodeIndex:  nodeInformer.Informer().GetIndexer(),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name}),
+		recorder: recorder,
+		clock:    clock.RealClock{},
+	}
+	if err := nodeInformer.Informer().AddIndexers(cache.Indexers{
+		byPool: func(obj any) ([]string, error) {
+			node, ok := obj.(*corev1.Node)
+			if !ok {
+				return nil, nil
+			}
+			return policy.PoolsOf(node), nil
+		},
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := poolInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueuePool,
+		UpdateFunc: c.poolUpdated,
+		DeleteFunc: c.enqueuePool,
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.nodeAdded,
+		UpdateFunc: c.nodeUpdated,
+		DeleteFunc: c.nodeDeleted,
+	}); err != nil {
+		return nil, err
+	}
+	c.synced = []cache.InformerSynced{poolInformer.Informer().HasSynced, nodeInformer.Informer().HasSynced}
+	return c, nil
+}
+
+// Run syncs NodePools with workers goroutines until ctx is done, and returns once the workers stopped.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	logger := klog.FromContext(ctx).WithValues("controller", Name)
+	if !cache.WaitForNamedCacheSync(Name, ctx.Done(), c.synced...) {
+		return
+	}
+	logger.Info("Controller started", "workers", workers)
+	done := make(chan struct{}, workers)
+	for i := 0; i < workers; i++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			wait.UntilWithContext(ctx, c.worker, time.Second)
+		}()
+	}
+	<-ctx.Done()
+	c.queue.ShutDown()
+	for i := 0; i < workers; i++ {
+		<-done
+	}
+	logger.Info("Controller stopped")
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for c.processNext(ctx) {
+	}
+}
+
+func (c *Controller) processNext(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	start := c.clock.Now()
+	err := c.sync(ctx, key)
+	observeSync(c.clock.Since(start), err)
+	if err == nil {
+		c.queue.Forget(key)
+		return true
+	}
+	if isConflict(err) {
+		klog.FromContext(ctx).V(2).Info("Conflict, syncing again", "nodepool", key, "err", err)
+	} else {
+		utilruntime.HandleErrorWithContext(ctx, err, "Syncing NodePool", "nodepool", key)
+	}
+	c.queue.AddRateLimited(key)
+	return true
+}
+
+// isConflict reports whether err is a conflict, or an aggregate of conflicts only: a stale cache, retried
+// without reporting an error.
+func isConflict(err error) bool {
+	var agg utilerrors.Aggregate
+	if errors.As(err, &agg) {
+		for _, e := range agg.Errors() {
+			if !isConflict(e) {
+				return false
+			}
+		}
+		return len(agg.Errors()) > 0
+	}
+	return apierrors.IsConflict(err)
+}
+
+func (c *Controller) enqueuePool(obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.queue.Add(key)
+}
+
+// poolUpdated enqueues a pool when its attributes change, and on periodic resyncs; its own status writes
+// are ignored.
+func (c *Controller) poolUpdated(oldObj, newObj any) {
+	old, cur := oldObj.(*v1alpha1.NodePool), newObj.(*v1alpha1.NodePool)
+	if old.ResourceVersion != cur.ResourceVersion && !policy.AttributesChanged(old, cur) && cur.DeletionTimestamp.Equal(old.DeletionTimestamp) {
+		return
+	}
+	c.queue.Add(cur.Name)
+}
+
+func (c *Controller) enqueueNodePools(node *corev1.Node) {
+	for _, p := range policy.PoolsOf(node) {
+		c.queue.Add(p)
+	}
+}
+
+func (c *Controller) nodeAdded(obj any) {
+	c.enqueueNodePools(obj.(*corev1.Node))
+}
+
+func (c *Controller) nodeUpdated(oldObj, newObj any) {
+	old, cur := oldObj.(*corev1.Node), newObj.(*corev1.Node)
+	if old.ResourceVersion == cur.ResourceVersion || !policy.NodeChanged(old, cur) {
+		return // a resync or a heartbeat: the pools are resynced themselves
+	}
+	c.enqueueNodePools(old)
+	c.enqueueNodePools(cur)
+}
+
+func (c *Controller) nodeDeleted(obj any) {
+	node, ok := obj.(*corev1.Node)
+	if !ok {
+		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
+		if !ok {
+			return
+		}
+		if node, ok = tombstone.Obj.(*corev1.Node); !ok {
+			return
+		}
+	}
+	c.enqueueNodePools(node)
+}
+
+// nodesOf returns the cached nodes that refer to pool (read only).
+func (c *Controller) nodesOf(pool string) ([]*corev1.Node, error) {
+	objs, err := c.nodeIndex.ByIndex(byPool, pool)
+	if err != nil {
+		return nil, err
+	}
+	nodes := make([]*corev1.Node, 0, len(objs))
+	for _, obj := range objs {
+		if n, ok := obj.(*corev1.Node); ok {
+			nodes = append(nodes, n)
+		}
+	}
+	return nodes, nil
+}

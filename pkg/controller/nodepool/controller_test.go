@@ -1,0 +1,440 @@
+package nodepool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/informers"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/nodepool/policy"
+	yurtfake "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/fake"
+	"github.com/tapp-io/tapp-apiserver/pkg/generated/informers/externalversions"
+)
+
+// harness is a NodePool controller over fake clientsets whose informer caches are filled by hand (show),
+// so each test decides what the cache holds.
+type harness struct {
+	t        *testing.T
+	ctrl     *Controller
+	kube     *kubefake.Clientset
+	yurt     *yurtfake.Clientset
+	kubeInf  informers.SharedInformerFactory
+	yurtInf  externalversions.SharedInformerFactory
+	recorder *record.FakeRecorder
+}
+
+func newHarness(t *testing.T, pools []*v1alpha1.NodePool, nodes []*corev1.Node) *harness {
+	var kubeObjs, yurtObjs []runtime.Object
+	for _, n := range nodes {
+		kubeObjs = append(kubeObjs, n)
+	}
+	for _, p := range pools {
+		yurtObjs = append(yurtObjs, p)
+	}
+	h := &harness{t: t, kube: kubefake.NewClientset(kubeObjs...), yurt: newYurtClientset(yurtObjs...), recorder: record.NewFakeRecorder(100)}
+	bumpResourceVersions(&h.kube.Fake)
+	bumpResourceVersions(&h.yurt.Fake)
+	h.kubeInf = informers.NewSharedInformerFactory(h.kube, 0)
+	h.yurtInf = externalversions.NewSharedInformerFactory(h.yurt, 0)
+	ctrl, err := NewController(h.kube, h.yurt, h.yurtInf.OpenYurtApps().V1alpha1().NodePools(), h.kubeInf.Core().V1().Nodes(), h.recorder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ctrl = ctrl
+	h.show()
+	return h
+}
+
+// newYurtClientset is the fake clientset of NodePools. It uses the plain object tracker: the fake's
+// server-side-apply tracker has no schema for NodePools, and the controller never applies.
+func newYurtClientset(objs ...runtime.Object) *yurtfake.Clientset {
+	return yurtfake.NewSimpleClientset(objs...) //nolint:staticcheck // see above
+}
+
+// bumpResourceVersions makes the fake API give every written object a new resourceVersion, as a real one does.
+func bumpResourceVersions(f *clienttesting.Fake) {
+	rv := 100
+	stamp := func(action clienttesting.Action) (bool, runtime.Object, error) {
+		var obj runtime.Object
+		switch a := action.(type) {
+		case clienttesting.CreateAction:
+			obj = a.GetObject()
+		case clienttesting.UpdateAction:
+			obj = a.GetObject()
+		}
+		if m, ok := obj.(metav1.Object); ok {
+			rv++
+			m.SetResourceVersion(strconv.Itoa(rv))
+		}
+		return false, nil, nil
+	}
+	f.PrependReactor("create", "*", stamp)
+	f.PrependReactor("update", "*", stamp)
+}
+
+// show replaces the informer caches with what the fake APIs hold (the caches catching up).
+func (h *harness) show() {
+	ctx := context.Background()
+	nodes, err := h.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	pools, err := h.yurt.OpenYurtAppsV1alpha1().NodePools().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var nodeObjs, poolObjs []any
+	for i := range nodes.Items {
+		nodeObjs = append(nodeObjs, &nodes.Items[i])
+	}
+	for i := range pools.Items {
+		poolObjs = append(poolObjs, &pools.Items[i])
+	}
+	if err := h.kubeInf.Core().V1().Nodes().Informer().GetIndexer().Replace(nodeObjs, "1"); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := h.yurtInf.OpenYurtApps().V1alpha1().NodePools().Informer().GetIndexer().Replace(poolObjs, "1"); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) sync(pool string) error {
+	return h.ctrl.sync(context.Background(), pool)
+}
+
+func (h *harness) node(name string) *corev1.Node {
+	n, err := h.kube.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return n
+}
+
+func (h *harness) pool(name string) *v1alpha1.NodePool {
+	p, err := h.yurt.OpenYurtAppsV1alpha1().NodePools().Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return p
+}
+
+func (h *harness) count(f *clienttesting.Fake, verb, resource, subresource string) int {
+	n := 0
+	for _, a := range f.Actions() {
+		if a.GetVerb() == verb && a.GetResource().Resource == resource && a.GetSubresource() == subresource {
+			n++
+		}
+	}
+	return n
+}
+
+func (h *harness) events() []string {
+	var out []string
+	for {
+		select {
+		case e := <-h.recorder.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func testNode(name string, ready bool, labels map[string]string) *corev1.Node {
+	status := corev1.ConditionTrue
+	if !ready {
+		status = corev1.ConditionFalse
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, ResourceVersion: "1"},
+		Status:     corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status}}},
+	}
+}
+
+func testPool(name string, labels map[string]string, taints ...corev1.Taint) *v1alpha1.NodePool {
+	return &v1alpha1.NodePool{
+		ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: "1"},
+		Spec:       v1alpha1.NodePoolSpec{Type: "Edge", Labels: labels, Taints: taints},
+	}
+}
+
+func TestSyncJoinsNodesAndWritesStatusOnce(t *testing.T) {
+	taint := corev1.Taint{Key: "edge", Value: "a", Effect: corev1.TaintEffectNoSchedule}
+	h := newHarness(t,
+		[]*v1alpha1.NodePool{testPool("a", map[string]string{"zone": "east"}, taint)},
+		[]*corev1.Node{
+			testNode("n2", true, map[string]string{policy.DesiredPoolLabel: "a"}),
+			testNode("n1", false, map[string]string{policy.DesiredPoolLabel: "a"}),
+			testNode("n3", true, map[string]string{policy.DesiredPoolLabel: "b"}),
+			testNode("n4", true, nil),
+		})
+	if err := h.sync("a"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"n1", "n2"} {
+		n := h.node(name)
+		if n.Labels[policy.PoolLabel] != "a" || n.Labels["zone"] != "east" {
+			t.Errorf("node %s labels = %v, want pool a and zone east", name, n.Labels)
+		}
+		if !reflect.DeepEqual(n.Spec.Taints, []corev1.Taint{taint}) {
+			t.Errorf("node %s taints = %v", name, n.Spec.Taints)
+		}
+		if n.Annotations[policy.AppliedAnnotation] == "" {
+			t.Errorf("node %s has no record of what was applied", name)
+		}
+	}
+	if n := h.node("n3"); len(n.Labels) != 1 {
+		t.Errorf("node n3 of another (missing) pool was changed: %v", n.Labels)
+	}
+	if got := h.count(&h.kube.Fake, "update", "nodes", ""); got != 2 {
+		t.Errorf("%d node updates, want 2", got)
+	}
+	want := v1alpha1.NodePoolStatus{ReadyNodeNum: 1, UnreadyNodeNum: 1, Nodes: []string{"n1", "n2"}}
+	if got := h.pool("a").Status; !reflect.DeepEqual(got, want) {
+		t.Errorf("status = %+v, want %+v", got, want)
+	}
+	events := strings.Join(h.events(), "\n")
+	if !strings.Contains(events, "NodeJoined Node n1 joined pool a") || !strings.Contains(events, "NodeJoined Node n2 joined pool a") {
+		t.Errorf("events = %q, want NodeJoined for n1 and n2", events)
+	}
+
+	// Once the cache shows the writes, a sync writes nothing.
+	h.show()
+	if err := h.sync("a"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.count(&h.kube.Fake, "update", "nodes", ""); got != 2 {
+		t.Errorf("%d node updates after a no-op sync, want 2", got)
+	}
+	if got := h.count(&h.yurt.Fake, "update", "nodepools", "status"); got != 1 {
+		t.Errorf("%d status writes, want 1 (written only on change)", got)
+	}
+}
+
+func TestSyncPoolChangeAndNodeLeaving(t *testing.T) {
+	h := newHarness(t,
+		[]*v1alpha1.NodePool{testPool("a", map[string]string{"zone": "east", "tier": "gold"})},
+		[]*corev1.Node{
+			testNode("n1", true, map[string]string{policy.DesiredPoolLabel: "a"}),
+			testNode("n2", true, map[string]string{policy.DesiredPoolLabel: "a"}),
+		})
+	if err := h.sync("a"); err != nil {
+		t.Fatal(err)
+	}
+	h.show()
+
+	// The pool drops label tier: it is removed from both nodes.
+	p := h.pool("a")
+	delete(p.Spec.Labels, "tier")
+	if _, err := h.yurt.OpenYurtAppsV1alpha1().NodePools().Update(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// n2 leaves the pool.
+	n2 := h.node("n2")
+	delete(n2.Labels, policy.DesiredPoolLabel)
+	if _, err := h.kube.CoreV1().Nodes().Update(context.Background(), n2, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.show()
+	if err := h.sync("a"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.node("n1").Labels; !reflect.DeepEqual(got, map[string]string{policy.DesiredPoolLabel: "a", policy.PoolLabel: "a", "zone": "east"}) {
+		t.Errorf("n1 labels = %v, want tier removed", got)
+	}
+	n2 = h.node("n2")
+	if len(n2.Labels) != 0 || len(n2.Annotations) != 0 {
+		t.Errorf("n2 left the pool but keeps labels %v annotations %v", n2.Labels, n2.Annotations)
+	}
+	want := v1alpha1.NodePoolStatus{ReadyNodeNum: 1, Nodes: []string{"n1"}}
+	if got := h.pool("a").Status; !reflect.DeepEqual(got, want) {
+		t.Errorf("status = %+v, want %+v", got, want)
+	}
+	if events := strings.Join(h.events(), "\n"); !strings.Contains(events, "NodeLeft Node n2 left its pool") {
+		t.Errorf("events = %q, want NodeLeft for n2", events)
+	}
+}
+
+func TestSyncDeletedPoolStripsNodes(t *testing.T) {
+	h := newHarness(t, []*v1alpha1.NodePool{testPool("a", map[string]string{"zone": "east"})},
+		[]*corev1.Node{testNode("n1", true, map[string]string{policy.DesiredPoolLabel: "a"})})
+	if err := h.sync("a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.yurt.OpenYurtAppsV1alpha1().NodePools().Delete(context.Background(), "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.show()
+	if err := h.sync("a"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.node("n1").Labels; !reflect.DeepEqual(got, map[string]string{policy.DesiredPoolLabel: "a"}) {
+		t.Errorf("labels = %v, want only the desired label once the pool is gone", got)
+	}
+}
+
+func TestSyncNodeUpdateConflictIsRetried(t *testing.T) {
+	h := newHarness(t, []*v1alpha1.NodePool{testPool("a", nil)},
+		[]*corev1.Node{testNode("n1", true, map[string]string{policy.DesiredPoolLabel: "a"})})
+	h.kube.PrependReactor("update", "nodes", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewConflict(corev1.Resource("nodes"), "n1", nil)
+	})
+	err := h.sync("a")
+	if err == nil || !strings.Contains(err.Error(), "Operation cannot be fulfilled") {
+		t.Fatalf("sync error = %v, want a conflict (retried with backoff)", err)
+	}
+	if events := h.events(); len(events) != 0 {
+		t.Errorf("a conflict produced events %q", events)
+	}
+	// The status is still written from the cache's view.
+	if got := h.pool("a").Status.Nodes; !reflect.DeepEqual(got, []string{"n1"}) {
+		t.Errorf("status nodes = %v, want [n1]", got)
+	}
+}
+
+func TestSyncFailedNodeUpdateIsReported(t *testing.T) {
+	h := newHarness(t, []*v1alpha1.NodePool{testPool("a", nil)},
+		[]*corev1.Node{testNode("n1", true, map[string]string{policy.DesiredPoolLabel: "a"})})
+	h.kube.PrependReactor("update", "nodes", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(corev1.Resource("nodes"), "n1", nil)
+	})
+	if err := h.sync("a"); err == nil {
+		t.Fatal("a failed node update must fail the sync")
+	}
+	if events := strings.Join(h.events(), "\n"); !strings.Contains(events, "Warning FailedUpdateNode") {
+		t.Errorf("events = %q, want FailedUpdateNode", events)
+	}
+}
+
+func TestHandlersEnqueueOnlyAffectedPools(t *testing.T) {
+	h := newHarness(t, nil, nil)
+	drain := func() []string {
+		var keys []string
+		for h.ctrl.queue.Len() > 0 {
+			k, _ := h.ctrl.queue.Get()
+			keys = append(keys, k)
+			h.ctrl.queue.Done(k)
+			h.ctrl.queue.Forget(k)
+		}
+		return keys
+	}
+	sameSet := func(got []string, want ...string) bool {
+		g := map[string]bool{}
+		for _, k := range got {
+			g[k] = true
+		}
+		if len(g) != len(want) {
+			return false
+		}
+		for _, w := range want {
+			if !g[w] {
+				return false
+			}
+		}
+		return true
+	}
+
+	n := testNode("n1", true, map[string]string{policy.DesiredPoolLabel: "a"})
+	h.ctrl.nodeAdded(n)
+	if got := drain(); !sameSet(got, "a") {
+		t.Errorf("node added: enqueued %v, want [a]", got)
+	}
+	moved := n.DeepCopy()
+	moved.ResourceVersion = "2"
+	moved.Labels[policy.DesiredPoolLabel] = "b"
+	h.ctrl.nodeUpdated(n, moved)
+	if got := drain(); !sameSet(got, "a", "b") {
+		t.Errorf("node moved: enqueued %v, want [a b]", got)
+	}
+	heartbeat := moved.DeepCopy()
+	heartbeat.ResourceVersion = "3"
+	heartbeat.Status.Conditions[0].LastHeartbeatTime = metav1.NewTime(time.Now())
+	h.ctrl.nodeUpdated(moved, heartbeat)
+	if got := drain(); len(got) != 0 {
+		t.Errorf("heartbeat: enqueued %v, want nothing", got)
+	}
+	h.ctrl.nodeDeleted(cache.DeletedFinalStateUnknown{Key: "n1", Obj: heartbeat})
+	if got := drain(); !sameSet(got, "b") {
+		t.Errorf("node deleted: enqueued %v, want [b]", got)
+	}
+
+	p := testPool("a", map[string]string{"x": "y"})
+	statusWrite := p.DeepCopy()
+	statusWrite.ResourceVersion = "2"
+	statusWrite.Status.ReadyNodeNum = 4
+	h.ctrl.poolUpdated(p, statusWrite)
+	if got := drain(); len(got) != 0 {
+		t.Errorf("pool status write: enqueued %v, want nothing", got)
+	}
+	relabelled := statusWrite.DeepCopy()
+	relabelled.ResourceVersion = "3"
+	relabelled.Spec.Labels["x"] = "z"
+	h.ctrl.poolUpdated(statusWrite, relabelled)
+	if got := drain(); !sameSet(got, "a") {
+		t.Errorf("pool labels changed: enqueued %v, want [a]", got)
+	}
+}
+
+func TestRunStopsWithContext(t *testing.T) {
+	h := newHarness(t, []*v1alpha1.NodePool{testPool("a", nil)},
+		[]*corev1.Node{testNode("n1", true, map[string]string{policy.DesiredPoolLabel: "a"})})
+	// A harness with real informers: start them and let Run sync the pool.
+	h.kube = kubefake.NewClientset(testNode("n1", true, map[string]string{policy.DesiredPoolLabel: "a"}))
+	h.yurt = newYurtClientset(testPool("a", nil))
+	h.kubeInf = informers.NewSharedInformerFactory(h.kube, 0)
+	h.yurtInf = externalversions.NewSharedInformerFactory(h.yurt, 0)
+	ctrl, err := NewController(h.kube, h.yurt, h.yurtInf.OpenYurtApps().V1alpha1().NodePools(), h.kubeInf.Core().V1().Nodes(), h.recorder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.kubeInf.Start(ctx.Done())
+	h.yurtInf.Start(ctx.Done())
+	stopped := make(chan struct{})
+	go func() {
+		ctrl.Run(ctx, 2)
+		close(stopped)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for h.node("n1").Labels[policy.PoolLabel] != "a" {
+		if time.Now().After(deadline) {
+			t.Fatal("the running controller did not put n1 into pool a")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after the context ended")
+	}
+	h.kubeInf.Shutdown()
+	h.yurtInf.Shutdown()
+}
+
+func TestIsConflict(t *testing.T) {
+	conflict := apierrors.NewConflict(corev1.Resource("nodes"), "n", nil)
+	wrapped := fmt.Errorf("writing status: %w", conflict)
+	if !isConflict(utilerrors.NewAggregate([]error{conflict, wrapped})) {
+		t.Errorf("an aggregate of conflicts is not a conflict")
+	}
+	if isConflict(utilerrors.NewAggregate([]error{conflict, errors.New("boom")})) || isConflict(errors.New("boom")) {
+		t.Errorf("a real error counts as a conflict")
+	}
+}

@@ -1,0 +1,116 @@
+package nodepool
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/klog/v2"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/nodepool/policy"
+)
+
+const fieldManager = "nodepool-controller"
+
+// sync brings the nodes that refer to pool name in line with their pools, then writes the pool's status
+// when it changed. Every node is synced with the pool it should be in (not necessarily name), so two syncs
+// that touch the same node agree on the result.
+func (c *Controller) sync(ctx context.Context, name string) error {
+	pool, err := c.pools.Get(name)
+	switch {
+	case apierrors.IsNotFound(err):
+		pool = nil
+	case err != nil:
+		return err
+	}
+	logger := klog.FromContext(ctx).WithValues("nodepool", name)
+	ctx = klog.NewContext(ctx, logger)
+
+	nodes, err := c.nodesOf(name)
+	if err != nil {
+		return err
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
+	var errs []error
+	for _, node := range nodes {
+		if err := c.syncNode(ctx, node); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if pool != nil && pool.DeletionTimestamp == nil {
+		if err := c.writeStatus(ctx, pool, policy.Status(name, nodes)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+// syncNode updates node (a cache object, not modified) to carry the attributes of the pool it should be in.
+func (c *Controller) syncNode(ctx context.Context, node *corev1.Node) error {
+	target := policy.DesiredPool(node)
+	var pool *v1alpha1.NodePool
+	if target != "" {
+		p, err := c.pools.Get(target)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return err
+		case p.DeletionTimestamp == nil:
+			pool = p
+		}
+	}
+	if _, err := policy.ReadApplied(node); err != nil {
+		klog.FromContext(ctx).Info("Ignoring an unreadable record of applied pool attributes", "node", node.Name, "err", err)
+	}
+	updated, action := policy.SyncNode(node, pool)
+	if action == policy.ActionNone {
+		return nil
+	}
+	_, err := c.kubeClient.CoreV1().Nodes().Update(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
+	countAction("update-node", err)
+	var subject runtime.Object = node
+	if pool != nil {
+		subject = pool
+	} else if prev, _ := policy.ReadApplied(node); prev != nil {
+		if p, err := c.pools.Get(prev.Pool); err == nil {
+			subject = p
+		}
+	}
+	if err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			return err // the cache is behind; the node's events requeue the pools
+		}
+		c.recorder.Eventf(subject, corev1.EventTypeWarning, "FailedUpdateNode", "Failed to update node %s (%s): %v", node.Name, action, err)
+		return fmt.Errorf("updating node %s: %w", node.Name, err)
+	}
+	switch action {
+	case policy.ActionJoined:
+		c.recorder.Eventf(subject, corev1.EventTypeNormal, "NodeJoined", "Node %s joined pool %s", node.Name, pool.Name)
+	case policy.ActionLeft:
+		c.recorder.Eventf(subject, corev1.EventTypeNormal, "NodeLeft", "Node %s left its pool; the pool's labels, annotations and taints were removed", node.Name)
+	default:
+		c.recorder.Eventf(subject, corev1.EventTypeNormal, "NodeUpdated", "Updated the labels, annotations and taints of node %s from pool %s", node.Name, pool.Name)
+	}
+	return nil
+}
+
+// writeStatus writes status through the status subresource when it differs from the cached one.
+func (c *Controller) writeStatus(ctx context.Context, pool *v1alpha1.NodePool, status v1alpha1.NodePoolStatus) error {
+	if policy.SameStatus(pool.Status, status) {
+		return nil
+	}
+	updated := pool.DeepCopy()
+	updated.Status = status
+	_, err := c.client.OpenYurtAppsV1alpha1().NodePools().UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
+	countAction("update-status", err)
+	if err != nil {
+		return fmt.Errorf("writing status: %w", err)
+	}
+	return nil
+}

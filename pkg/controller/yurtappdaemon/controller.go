@@ -1,0 +1,388 @@
+package yurtappdaemon
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	appsinformers "k8s.io/client-go/informers/apps/v1"
+	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/yurtappdaemon/policy"
+	"github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned"
+	openyurtinformers "github.com/tapp-io/tapp-apiserver/pkg/generated/informers/externalversions/openyurt/v1alpha1"
+	openyurtlisters "github.com/tapp-io/tapp-apiserver/pkg/generated/listers/openyurt/v1alpha1"
+)
+
+// Name is the controller's name in --controllers, the workqueue and metrics.
+const Name = "yurtappdaemon"
+
+// Controller runs one Deployment or StatefulSet per selected NodePool for every YurtAppDaemon.
+type Controller struct {
+	kubeClient   kubernetes.Interface
+	client       versioned.Interface
+	yads         openyurtlisters.YurtAppDaemonLister
+	pools        openyurtlisters.NodePoolLister
+	deployments  appslisters.DeploymentLister
+	statefulSets appslisters.StatefulSetLister
+	revisions    appslisters.ControllerRevisionLister
+	synced       []cache.InformerSynced
+
+	// listPools returns every NodePool; an error stops the sync before anything is deleted.
+	listPools func() ([]*v1alpha1.NodePool, error)
+
+	queue        workqueue.TypedRateLimitingInterface[string]
+	expectations *expectations
+	recorder     record.EventRecorder
+	clock        clock.Clock
+}
+
+// NewController builds the YurtAppDaemon controller and registers its informers with their factories,
+// which the caller starts. kubeClient reaches the cluster (workloads, ControllerRevisions, events); client
+// reaches the server of YurtAppDaemons and NodePools.
+func NewController(kubeClient kubernetes.Interface, client versioned.Interface,
+	yadInformer openyurtinformers.YurtAppDaemonInformer, poolInformer openyurtinformers.NodePoolInformer,
+	deploymentInformer appsinformers.DeploymentInformer, statefulSetInformer appsinformers.StatefulSetInformer,
+	revisionInformer appsinformers.ControllerRevisionInformer, recorder record.EventRecorder) (*Controller, error) {
+	c := &Controller{
+		kubeClient:   kubeClient,
+		client:       client,
+		yads:         yadInformer.Lister(),
+		pools:        poolInformer.Lister(),
+		deployments:  deploymentInformer.Lister(),
+		statefulSets: statefulSetInformer.Lister(),
+		revisions:    revisionInformer.Lister(),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name}),
+		recorder: recorder,
+		clock:    clock.RealClock{},
+	}
+	c.expectations = newExpectations(c.clock)
+	c.listPools = func() ([]*v1alpha1.NodePool, error) { return c.pools.List(labels.Everything()) }
+
+	if _, err := yadInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueue,
+		UpdateFunc: c.yadUpdated,
+		DeleteFunc: c.yadDeleted,
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := poolInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.enqueueForPool(obj.(*v1alpha1.NodePool).Labels) },
+		UpdateFunc: c.poolUpdated,
+		DeleteFunc: c.poolDeleted,
+	}); err != nil {
+		return nil, err
+	}
+	children := cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.childAdded,
+		UpdateFunc: c.childUpdated,
+		DeleteFunc: c.childDeleted,
+	}
+	if _, err := deploymentInformer.Informer().AddEventHandler(children); err != nil {
+		return nil, err
+	}
+	if _, err := statefulSetInformer.Informer().AddEventHandler(children); err != nil {
+		return nil, err
+	}
+	if _, err := revisionInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		DeleteFunc: c.revisionDeleted,
+	}); err != nil {
+		return nil, err
+	}
+	c.synced = []cache.InformerSynced{
+		yadInformer.Informer().HasSynced, poolInformer.Informer().HasSynced,
+		deploymentInformer.Informer().HasSynced, statefulSetInformer.Informer().HasSynced,
+		revisionInformer.Informer().HasSynced,
+	}
+	return c, nil
+}
+
+// Run syncs YurtAppDaemons with workers goroutines until ctx is done, and returns once the workers stopped.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	logger := klog.FromContext(ctx).WithValues("controller", Name)
+	if !cache.WaitForNamedCacheSync(Name, ctx.Done(), c.synced...) {
+		return
+	}
+	logger.Info("Controller started", "workers", workers)
+	done := make(chan struct{}, workers)
+	for i := 0; i < workers; i++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			wait.UntilWithContext(ctx, c.worker, time.Second)
+		}()
+	}
+	<-ctx.Done()
+	c.queue.ShutDown()
+	for i := 0; i < workers; i++ {
+		<-done
+	}
+	logger.Info("Controller stopped")
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for c.processNext(ctx) {
+	}
+}
+
+func (c *Controller) processNext(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	start := c.clock.Now()
+	err := c.sync(ctx, key)
+	observeSync(c.clock.Since(start), err)
+	if err == nil {
+		c.queue.Forget(key)
+		return true
+	}
+	if isConflict(err) {
+		klog.FromContext(ctx).V(2).Info("Conflict, syncing again", "yurtappdaemon", key, "err", err)
+	} else {
+		utilruntime.HandleErrorWithContext(ctx, err, "Syncing YurtAppDaemon", "yurtappdaemon", key)
+	}
+	c.queue.AddRateLimited(key)
+	return true
+}
+
+// isConflict reports whether err is a conflict, or an aggregate of conflicts only: a stale cache, retried
+// without reporting an error.
+func isConflict(err error) bool {
+	var agg utilerrors.Aggregate
+	if errors.As(err, &agg) {
+		for _, e := range agg.Errors() {
+			if !isConflict(e) {
+				return false
+			}
+		}
+		return len(agg.Errors()) > 0
+	}
+	return apierrors.IsConflict(err)
+}
+
+func (c *Controller) enqueue(obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.queue.Add(key)
+}
+
+// yadUpdated ignores updates that change neither the spec nor the metadata the controller reads: the
+// controller's own status writes would otherwise sync every YurtAppDaemon twice. Periodic resyncs pass.
+func (c *Controller) yadUpdated(oldObj, newObj any) {
+	old, cur := oldObj.(*v1alpha1.YurtAppDaemon), newObj.(*v1alpha1.YurtAppDaemon)
+	if old.ResourceVersion != cur.ResourceVersion && old.UID == cur.UID && old.Generation == cur.Generation &&
+		cur.DeletionTimestamp.Equal(old.DeletionTimestamp) && apiequality.Semantic.DeepEqual(old.Spec, cur.Spec) {
+		return
+	}
+	c.enqueue(cur)
+}
+
+func (c *Controller) yadDeleted(obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.expectations.forget(key)
+	c.queue.Add(key)
+}
+
+// enqueueForPool enqueues the YurtAppDaemons whose nodepoolSelector matches one of the label sets.
+func (c *Controller) enqueueForPool(sets ...labels.Set) {
+	yads, err := c.yads.List(labels.Everything())
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	for _, yad := range yads {
+		if yad.Spec.NodePoolSelector == nil {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(yad.Spec.NodePoolSelector)
+		if err != nil {
+			continue
+		}
+		for _, set := range sets {
+			if sel.Matches(set) {
+				c.enqueue(yad)
+				break
+			}
+		}
+	}
+}
+
+// poolUpdated enqueues the YurtAppDaemons that selected the pool before or after a label change, or that
+// select it when its taints (the placement of its child) change. Status updates and periodic resyncs (the
+// YurtAppDaemons are resynced themselves) are ignored.
+func (c *Controller) poolUpdated(oldObj, newObj any) {
+	old, cur := oldObj.(*v1alpha1.NodePool), newObj.(*v1alpha1.NodePool)
+	switch {
+	case old.ResourceVersion == cur.ResourceVersion:
+	case !labels.Equals(old.Labels, cur.Labels):
+		c.enqueueForPool(old.Labels, cur.Labels)
+	case policy.PlacementHash(old) != policy.PlacementHash(cur) || !cur.DeletionTimestamp.Equal(old.DeletionTimestamp):
+		c.enqueueForPool(cur.Labels)
+	}
+}
+
+func (c *Controller) poolDeleted(obj any) {
+	pool, ok := obj.(*v1alpha1.NodePool)
+	if !ok {
+		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
+		if !ok {
+			return
+		}
+		if pool, ok = tombstone.Obj.(*v1alpha1.NodePool); !ok {
+			return
+		}
+	}
+	c.enqueueForPool(pool.Labels)
+}
+
+var yadGroupVersion = v1alpha1.SchemeGroupVersion
+
+// ownerKey returns the key of the YurtAppDaemon that controls obj, if it exists with that UID.
+func (c *Controller) ownerKey(obj metav1.Object) (string, bool) {
+	ref := metav1.GetControllerOfNoCopy(obj)
+	if ref == nil || ref.Kind != policy.ControllerKind.Kind {
+		return "", false
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil || gv.Group != yadGroupVersion.Group {
+		return "", false
+	}
+	yad, err := c.yads.YurtAppDaemons(obj.GetNamespace()).Get(ref.Name)
+	if err != nil || yad.UID != ref.UID {
+		return "", false
+	}
+	return obj.GetNamespace() + "/" + ref.Name, true
+}
+
+// childObject returns the workload of a Deployment or StatefulSet event, unwrapping tombstones.
+func childObject(obj any) metav1.Object {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		return o
+	case *appsv1.StatefulSet:
+		return o
+	}
+	return nil
+}
+
+// childChanged enqueues the owner of a workload, or, for a workload that no YurtAppDaemon controls, the
+// YurtAppDaemons of its namespace that report a name conflict (it may hold the name of one of their
+// children).
+func (c *Controller) childChanged(obj metav1.Object) {
+	if key, ok := c.ownerKey(obj); ok {
+		c.queue.Add(key)
+		return
+	}
+	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil && ref.Kind == policy.ControllerKind.Kind {
+		return // the child of a YurtAppDaemon that is gone: the garbage collector deletes it
+	}
+	c.enqueueConflicted(obj.GetNamespace())
+}
+
+func (c *Controller) enqueueConflicted(namespace string) {
+	yads, err := c.yads.YurtAppDaemons(namespace).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, yad := range yads {
+		for _, cond := range yad.Status.Conditions {
+			if cond.Type == policy.ConditionProvisioned && cond.Reason == policy.ReasonWorkloadConflict {
+				c.enqueue(yad)
+			}
+		}
+	}
+}
+
+func (c *Controller) childAdded(obj any) {
+	if o := childObject(obj); o != nil {
+		c.childChanged(o)
+	}
+}
+
+func (c *Controller) childUpdated(oldObj, newObj any) {
+	old, cur := childObject(oldObj), childObject(newObj)
+	if old == nil || cur == nil || old.GetResourceVersion() == cur.GetResourceVersion() {
+		return // periodic resync: the YurtAppDaemons are resynced themselves
+	}
+	if oldRef, curRef := metav1.GetControllerOfNoCopy(old), metav1.GetControllerOfNoCopy(cur); oldRef != nil && (curRef == nil || curRef.UID != oldRef.UID) {
+		if key, ok := c.ownerKey(old); ok {
+			c.queue.Add(key) // released by its owner
+		}
+	}
+	c.childChanged(cur)
+}
+
+// childDeleted also enqueues the YurtAppDaemons reporting a name conflict: the name may be free now.
+func (c *Controller) childDeleted(obj any) {
+	if o := childObject(obj); o != nil {
+		c.childChanged(o)
+		c.enqueueConflicted(o.GetNamespace())
+	}
+}
+
+// revisionDeleted enqueues the owner of a deleted ControllerRevision: its current revision is recreated.
+func (c *Controller) revisionDeleted(obj any) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	if rev, ok := obj.(*appsv1.ControllerRevision); ok {
+		if key, ok := c.ownerKey(rev); ok {
+			c.queue.Add(key)
+		}
+	}
+}
+
+// lookupChild returns the cached child of namespace named by ref, nil when there is none.
+func (c *Controller) lookupChild(namespace string) func(childRef) metav1.Object {
+	return func(ref childRef) metav1.Object {
+		switch ref.kind {
+		case policy.StatefulSetKind:
+			if s, err := c.statefulSets.StatefulSets(namespace).Get(ref.name); err == nil {
+				return s
+			}
+		default:
+			if d, err := c.deployments.Deployments(namespace).Get(ref.name); err == nil {
+				return d
+			}
+		}
+		return nil
+	}
+}
+
+// appsResource is the group resource of a child kind, for error messages.
+func appsResource(kind v1alpha1.TemplateType) schema.GroupResource {
+	if kind == policy.StatefulSetKind {
+		return appsv1.Resource("statefulsets")
+	}
+	return appsv1.Resource("deployments")
+}

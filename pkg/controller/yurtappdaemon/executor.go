@@ -1,0 +1,189 @@
+package yurtappdaemon
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/yurtappdaemon/policy"
+)
+
+const (
+	fieldManager = "yurtappdaemon-controller"
+	// maxParallel bounds the concurrent API calls of one sync for deletions and updates.
+	maxParallel = 16
+	// alreadyExistsRetry is when a YurtAppDaemon whose child create met an existing object is synced again
+	// (the cache shows it by then, as a child or as a conflict).
+	alreadyExistsRetry = time.Second
+)
+
+// Event and failure reasons of the executor.
+const (
+	ReasonSuccessfulCreate = "SuccessfulCreate"
+	ReasonSuccessfulUpdate = "SuccessfulUpdate"
+	ReasonSuccessfulDelete = "SuccessfulDelete"
+	ReasonFailedCreate     = "FailedCreate"
+	ReasonFailedUpdate     = "FailedUpdate"
+	ReasonFailedDelete     = "FailedDelete"
+	ReasonWorkloadConflict = "WorkloadConflict"
+	ReasonInvalidPool      = "InvalidPool"
+)
+
+// execute carries out plan for yad (a private copy) and records failures and writes in r. Deletions go
+// first (they free names), then updates, then creations in batches of growing size (slow start), so a
+// YurtAppDaemon whose children are all refused costs one call per sync, not one per pool.
+func (c *Controller) execute(ctx context.Context, key string, yad *v1alpha1.YurtAppDaemon, plan *policy.Plan, r *syncResult) {
+	var mu sync.Mutex
+	record := func(f *failure, wrote bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if f != nil {
+			r.failures = append(r.failures, *f)
+		}
+		if wrote {
+			r.wrote = true
+		}
+	}
+
+	for _, conflict := range plan.Conflicts {
+		msg := fmt.Sprintf("%s %s for pool %s exists and is not a child of this YurtAppDaemon (held by %s); delete or rename it to let the YurtAppDaemon create its workload",
+			conflict.Kind, conflict.Name, conflict.Pool, conflict.Owner)
+		c.recorder.Event(yad, corev1.EventTypeWarning, ReasonWorkloadConflict, msg)
+		record(&failure{reason: ReasonWorkloadConflict, message: msg}, false)
+	}
+	for _, e := range plan.PoolErrors {
+		msg := fmt.Sprintf("pool %s: %s", e.Pool, e.Message)
+		c.recorder.Event(yad, corev1.EventTypeWarning, ReasonInvalidPool, msg)
+		record(&failure{reason: ReasonInvalidPool, message: msg}, false)
+	}
+
+	workqueue.ParallelizeUntil(ctx, maxParallel, len(plan.Deletes), func(i int) {
+		record(c.deleteChild(ctx, key, yad, plan.Deletes[i]))
+	})
+	workqueue.ParallelizeUntil(ctx, maxParallel, len(plan.Updates), func(i int) {
+		record(c.updateChild(ctx, key, yad, plan.Updates[i]))
+	})
+	remaining := plan.Creates
+	for batch := 1; len(remaining) > 0; batch *= 2 {
+		if batch > len(remaining) {
+			batch = len(remaining)
+		}
+		failed := false
+		workqueue.ParallelizeUntil(ctx, maxParallel, batch, func(i int) {
+			f, wrote := c.createChild(ctx, key, yad, remaining[i])
+			record(f, wrote)
+			if f != nil {
+				mu.Lock()
+				failed = true
+				mu.Unlock()
+			}
+		})
+		if failed {
+			return
+		}
+		remaining = remaining[batch:]
+	}
+}
+
+func (c *Controller) deleteChild(ctx context.Context, key string, yad *v1alpha1.YurtAppDaemon, d policy.Delete) (*failure, bool) {
+	ref := childRef{kind: d.Kind, name: d.Name}
+	uid := d.UID
+	background := metav1.DeletePropagationBackground
+	opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &background}
+	c.expectations.expect(key, ref, write{kind: expectDelete, uid: uid})
+	var err error
+	if d.Kind == policy.StatefulSetKind {
+		err = c.kubeClient.AppsV1().StatefulSets(yad.Namespace).Delete(ctx, d.Name, opts)
+	} else {
+		err = c.kubeClient.AppsV1().Deployments(yad.Namespace).Delete(ctx, d.Name, opts)
+	}
+	countAction("delete", err)
+	if err != nil {
+		c.expectations.lower(key, ref)
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			return nil, false // already gone, or the name now holds another object: the next plan decides
+		}
+		msg := fmt.Sprintf("delete %s %s of pool %s (%s): %v", d.Kind, d.Name, describePool(d.Pool), d.Reason, err)
+		c.recorder.Event(yad, corev1.EventTypeWarning, ReasonFailedDelete, msg)
+		return &failure{reason: ReasonFailedDelete, message: msg, retry: true}, false
+	}
+	c.recorder.Eventf(yad, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted %s %s of pool %s (%s)", d.Kind, d.Name, describePool(d.Pool), d.Reason)
+	return nil, true
+}
+
+func describePool(pool string) string {
+	if pool == "" {
+		return "<none>"
+	}
+	return pool
+}
+
+func (c *Controller) updateChild(ctx context.Context, key string, yad *v1alpha1.YurtAppDaemon, u policy.Update) (*failure, bool) {
+	ref := childRef{kind: u.Kind, name: u.Name}
+	var err error
+	if u.StatefulSet != nil {
+		c.expectations.expect(key, ref, write{kind: expectUpdate, resourceVersion: u.StatefulSet.ResourceVersion})
+		_, err = c.kubeClient.AppsV1().StatefulSets(yad.Namespace).Update(ctx, u.StatefulSet, metav1.UpdateOptions{FieldManager: fieldManager})
+	} else {
+		c.expectations.expect(key, ref, write{kind: expectUpdate, resourceVersion: u.Deployment.ResourceVersion})
+		_, err = c.kubeClient.AppsV1().Deployments(yad.Namespace).Update(ctx, u.Deployment, metav1.UpdateOptions{FieldManager: fieldManager})
+	}
+	countAction("update", err)
+	reasons := make([]string, len(u.Reasons))
+	for i, r := range u.Reasons {
+		reasons[i] = string(r)
+	}
+	if err != nil {
+		c.expectations.lower(key, ref)
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			klog.FromContext(ctx).V(2).Info("Child changed since the cache saw it, syncing again", "kind", u.Kind, "name", u.Name, "err", err)
+			return &failure{reason: "Conflict", message: err.Error(), retry: true, hidden: true, err: apierrors.NewConflict(
+				appsResource(u.Kind), u.Name, err)}, false
+		}
+		msg := fmt.Sprintf("update %s %s of pool %s (%s): %v", u.Kind, u.Name, u.Pool, strings.Join(reasons, ", "), err)
+		c.recorder.Event(yad, corev1.EventTypeWarning, ReasonFailedUpdate, msg)
+		return &failure{reason: ReasonFailedUpdate, message: msg, retry: true}, false
+	}
+	c.recorder.Eventf(yad, corev1.EventTypeNormal, ReasonSuccessfulUpdate, "Updated %s %s of pool %s (%s)", u.Kind, u.Name, u.Pool, strings.Join(reasons, ", "))
+	return nil, true
+}
+
+func (c *Controller) createChild(ctx context.Context, key string, yad *v1alpha1.YurtAppDaemon, cr policy.Create) (*failure, bool) {
+	kind, name := policy.DeploymentKind, ""
+	if cr.StatefulSet != nil {
+		kind, name = policy.StatefulSetKind, cr.StatefulSet.Name
+	} else {
+		name = cr.Deployment.Name
+	}
+	ref := childRef{kind: kind, name: name}
+	c.expectations.expect(key, ref, write{kind: expectCreate})
+	var err error
+	if cr.StatefulSet != nil {
+		_, err = c.kubeClient.AppsV1().StatefulSets(yad.Namespace).Create(ctx, cr.StatefulSet, metav1.CreateOptions{FieldManager: fieldManager})
+	} else {
+		_, err = c.kubeClient.AppsV1().Deployments(yad.Namespace).Create(ctx, cr.Deployment, metav1.CreateOptions{FieldManager: fieldManager})
+	}
+	countAction("create", err)
+	if err != nil {
+		c.expectations.lower(key, ref)
+		if apierrors.IsAlreadyExists(err) {
+			// The cache is behind (ours) or someone took the name (a conflict the next plan reports).
+			c.queue.AddAfter(key, alreadyExistsRetry)
+			return nil, false
+		}
+		msg := fmt.Sprintf("create %s %s for pool %s: %v", kind, name, cr.Pool, err)
+		c.recorder.Event(yad, corev1.EventTypeWarning, ReasonFailedCreate, msg)
+		return &failure{reason: ReasonFailedCreate, message: msg, retry: true}, false
+	}
+	c.recorder.Eventf(yad, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created %s %s for pool %s", kind, name, cr.Pool)
+	return nil, true
+}

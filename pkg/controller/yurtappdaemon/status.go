@@ -1,0 +1,81 @@
+package yurtappdaemon
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/yurtappdaemon/policy"
+)
+
+const maxFailureMessages = 5
+
+func (c *Controller) now() metav1.Time {
+	return metav1.NewTime(c.clock.Now())
+}
+
+// desiredStatus returns the status to report: the plan's view (nodepools, templateType, currentRevision,
+// WorkLoadProvisioned and WorkLoadUpdated, whose message carries the workload counts) when there is a
+// plan, observedGeneration and collisionCount always, and WorkLoadFailure True with the failures' reasons
+// and messages, or removed when there are none. Conditions keep their transition time while their status
+// does not change. revision, when not empty, is the current revision (also without a plan).
+func desiredStatus(cached, yad *v1alpha1.YurtAppDaemon, revision string, plan *policy.Plan, failures []failure, now metav1.Time) v1alpha1.YurtAppDaemonStatus {
+	status := cached.Status.DeepCopy()
+	status.ObservedGeneration = yad.Generation
+	count := int32(0)
+	if yad.Status.CollisionCount != nil {
+		count = *yad.Status.CollisionCount
+	}
+	status.CollisionCount = &count
+	if kind, err := policy.TemplateType(yad); err == nil {
+		status.TemplateType = kind
+	}
+	if revision != "" {
+		status.CurrentRevision = revision
+	}
+	if plan != nil {
+		s := plan.Status
+		s.Conditions = append([]v1alpha1.YurtAppDaemonCondition(nil), s.Conditions...)
+		for i := range s.Conditions {
+			if s.Conditions[i].Type == policy.ConditionUpdated {
+				s.Conditions[i].Message += fmt.Sprintf(" (workloads: %d, ready: %d, updated: %d)", s.Workloads, s.ReadyWorkloads, s.UpdatedWorkloads)
+			}
+		}
+		policy.ApplyStatus(status, s, now)
+	}
+	if len(failures) == 0 {
+		status.Conditions = policy.RemoveCondition(status.Conditions, policy.ConditionFailure)
+		return *status
+	}
+	var messages []string
+	for _, f := range failures {
+		messages = append(messages, f.message)
+	}
+	if len(messages) > maxFailureMessages {
+		messages = append(messages[:maxFailureMessages], fmt.Sprintf("and %d more", len(messages)-maxFailureMessages))
+	}
+	status.Conditions = policy.SetCondition(status.Conditions, v1alpha1.YurtAppDaemonCondition{
+		Type: policy.ConditionFailure, Status: corev1.ConditionTrue, Reason: failures[0].reason, Message: strings.Join(messages, "; "),
+	}, now)
+	return *status
+}
+
+// writeStatus writes status through the status subresource when it differs from the cached one.
+func (c *Controller) writeStatus(ctx context.Context, cached *v1alpha1.YurtAppDaemon, status v1alpha1.YurtAppDaemonStatus) error {
+	if apiequality.Semantic.DeepEqual(status, cached.Status) {
+		return nil
+	}
+	updated := cached.DeepCopy()
+	updated.Status = status
+	_, err := c.client.OpenYurtAppsV1alpha1().YurtAppDaemons(cached.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
+	countAction("update-status", err)
+	if err != nil {
+		return fmt.Errorf("writing status: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// podTracker follows the pods of one namespace through a watch and keeps the counts the workload
+// benchmarks wait on, the first time each pod was seen Ready (on an image), and the largest number of
+// unavailable replicas seen while tracking it.
+type podTracker struct {
+	mu   sync.Mutex
+	pods map[types.UID]podState
+	// Counters over pods without a deletionTimestamp.
+	live, ready int
+	// all counts every pod, terminating ones included.
+	all int
+	// readyAt is when a pod name was first seen Ready on readyImage, since the tracker's mark.
+	readyAt    map[string]time.Time
+	readyImage string
+	// goneAt is when each pod was seen deleted.
+	goneAt []time.Time
+	// desired is the replica count for maxUnavailable; negative while not measuring.
+	desired, maxUnavailable int
+	stop                    context.CancelFunc
+}
+
+type podState struct {
+	name     string
+	ready    bool
+	deleting bool
+	image    string // spec image of the first container
+	running  string // image the (simulated) kubelet reports for the first container
+}
+
+func startPodTracker(ctx context.Context, client kubernetes.Interface, namespace string) (*podTracker, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	t := &podTracker{pods: map[types.UID]podState{}, readyAt: map[string]time.Time{}, desired: -1, stop: cancel}
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace))
+	inf := factory.Core().V1().Pods().Informer()
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj interface{}) { t.observe(obj, false) },
+		UpdateFunc: func(_, obj interface{}) { t.observe(obj, false) },
+		DeleteFunc: func(obj interface{}) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			t.observe(obj, true)
+		},
+	})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		cancel()
+		return nil, fmt.Errorf("pod watch of %s did not sync", namespace)
+	}
+	return t, nil
+}
+
+func (t *podTracker) close() { t.stop() }
+
+func (t *podTracker) observe(obj interface{}, deleted bool) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	now := time.Now()
+	s := podState{name: pod.Name, deleting: pod.DeletionTimestamp != nil}
+	if len(pod.Spec.Containers) > 0 {
+		s.image = pod.Spec.Containers[0].Image
+	}
+	if len(pod.Status.ContainerStatuses) > 0 {
+		s.running = pod.Status.ContainerStatuses[0].Image
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			s.ready = true
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if old, ok := t.pods[pod.UID]; ok {
+		t.all--
+		if !old.deleting {
+			t.live--
+			if old.ready {
+				t.ready--
+			}
+		}
+	}
+	if deleted {
+		delete(t.pods, pod.UID)
+		t.goneAt = append(t.goneAt, now)
+	} else {
+		t.pods[pod.UID] = s
+		t.all++
+		if !s.deleting {
+			t.live++
+			if s.ready {
+				t.ready++
+				if t.readyImage != "" && s.image == t.readyImage && s.running == t.readyImage {
+					if _, seen := t.readyAt[s.name]; !seen {
+						t.readyAt[s.name] = now
+					}
+				}
+			}
+		}
+	}
+	if t.desired >= 0 {
+		if u := t.desired - t.ready; u > t.maxUnavailable {
+			t.maxUnavailable = u
+		}
+	}
+}
+
+// mark starts a measurement: pods are timed when Ready on image, and unavailability is measured against
+// desired (negative: not measured).
+func (t *podTracker) mark(image string, desired int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.readyImage = image
+	t.readyAt = map[string]time.Time{}
+	t.goneAt = nil
+	t.desired, t.maxUnavailable = desired, 0
+	// Pods already Ready on the image count from the mark.
+	now := time.Now()
+	for _, s := range t.pods {
+		if !s.deleting && s.ready && image != "" && s.image == image && s.running == image {
+			t.readyAt[s.name] = now
+		}
+	}
+}
+
+type trackerSnapshot struct {
+	live, ready, all, readyOnImage, maxUnavailable int
+}
+
+func (t *podTracker) snapshot() trackerSnapshot {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := trackerSnapshot{live: t.live, ready: t.ready, all: t.all, maxUnavailable: t.maxUnavailable}
+	for _, p := range t.pods {
+		if !p.deleting && p.ready && p.image == t.readyImage && p.running == t.readyImage {
+			s.readyOnImage++
+		}
+	}
+	return s
+}
+
+func (t *podTracker) uids() map[types.UID]bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := map[types.UID]bool{}
+	for uid, p := range t.pods {
+		if !p.deleting {
+			out[uid] = true
+		}
+	}
+	return out
+}
+
+// readyLatencies are the times from start to each pod's first Ready on the marked image.
+func (t *podTracker) readyLatencies(start time.Time) []time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]time.Duration, 0, len(t.readyAt))
+	for _, at := range t.readyAt {
+		out = append(out, at.Sub(start))
+	}
+	return out
+}
+
+func (t *podTracker) goneLatencies(start time.Time) []time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]time.Duration, 0, len(t.goneAt))
+	for _, at := range t.goneAt {
+		out = append(out, at.Sub(start))
+	}
+	return out
+}
+
+// waitFor polls the tracker until cond holds or timeout passes; it returns whether cond held and when.
+func (t *podTracker) waitFor(ctx context.Context, timeout time.Duration, cond func(trackerSnapshot) bool) (bool, time.Time) {
+	deadline := time.Now().Add(timeout)
+	for {
+		if cond(t.snapshot()) {
+			return true, time.Now()
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false, time.Now()
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,322 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// procMemory is the resident set of a process from /proc/<pid>/status, in bytes.
+type procMemory struct {
+	RSS, Anon, File int64
+}
+
+func readProcMemory(pid int) (procMemory, error) {
+	var m procMemory
+	if pid <= 0 {
+		return m, fmt.Errorf("no such process")
+	}
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return m, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 2 {
+			continue
+		}
+		kb, err := strconv.ParseInt(fields[1], 10, 64)
+		if err != nil {
+			continue
+		}
+		switch fields[0] {
+		case "VmRSS:":
+			m.RSS = kb * 1024
+		case "RssAnon:":
+			m.Anon = kb * 1024
+		case "RssFile:":
+			m.File = kb * 1024
+		}
+	}
+	return m, sc.Err()
+}
+
+// clockTicks is USER_HZ, 100 on every Linux this runs on.
+const clockTicks = 100
+
+// procCPUSeconds is the user+system CPU time a process has used so far.
+func procCPUSeconds(pid int) float64 {
+	path := "/proc/self/stat"
+	if pid > 0 {
+		path = fmt.Sprintf("/proc/%d/stat", pid)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	// The command name may hold spaces: the fields start after the last ')'.
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndex(s, ")")+1:])
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	return (utime + stime) / clockTicks
+}
+
+// cpuMeter measures the CPU seconds of the cluster's processes over an interval.
+type cpuMeter struct {
+	pids  map[string]int
+	start map[string]float64
+}
+
+func newCPUMeter(pids map[string]int) *cpuMeter {
+	m := &cpuMeter{pids: pids, start: map[string]float64{}}
+	for name, pid := range pids {
+		m.start[name] = procCPUSeconds(pid)
+	}
+	return m
+}
+
+func (m *cpuMeter) used(name string) float64 {
+	return round(procCPUSeconds(m.pids[name])-m.start[name], 2)
+}
+
+// heapInuseAfterGC forces a garbage collection in a Go server (its /debug/pprof/heap?gc=1) and returns
+// go_memstats_heap_inuse_bytes from its /metrics.
+func heapInuseAfterGC(ctx context.Context, cfg *rest.Config) (int64, error) {
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return 0, err
+	}
+	get := func(path string) (string, error) {
+		ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+path, nil)
+		if err != nil {
+			return "", err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return "", err
+		}
+		if resp.StatusCode != 200 {
+			return "", fmt.Errorf("GET %s: %s", path, resp.Status)
+		}
+		return string(body), nil
+	}
+	if _, err := get("/debug/pprof/heap?gc=1"); err != nil {
+		return 0, err
+	}
+	metrics, err := get("/metrics")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(metrics, "\n") {
+		if strings.HasPrefix(line, "go_memstats_heap_inuse_bytes ") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimPrefix(line, "go_memstats_heap_inuse_bytes ")), 64)
+			return int64(v), err
+		}
+	}
+	return 0, fmt.Errorf("no go_memstats_heap_inuse_bytes in /metrics")
+}
+
+// machineInfo describes this machine.
+func machineInfo() Machine {
+	m := Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(line, "model name") {
+				m.CPUModel = strings.TrimSpace(line[strings.Index(line, ":")+1:])
+				break
+			}
+		}
+	}
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			fields := strings.Fields(line)
+			if len(fields) >= 2 && fields[0] == "MemTotal:" {
+				kb, _ := strconv.ParseInt(fields[1], 10, 64)
+				m.MemoryBytes = kb * 1024
+			}
+		}
+	}
+	if data, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = "Linux " + strings.TrimSpace(string(data))
+	}
+	m.LoadAverage1m = loadAverage()
+	return m
+}
+
+func loadAverage() float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(fields[0], 64)
+	return v
+}
+
+// requestCounts scrapes apiserver_request_total of a server's /metrics and sums it by
+// "verb resource[/subresource]" over codes, counting only write verbs and gets of pods and workloads.
+func requestCounts(ctx context.Context, cfg *rest.Config) (map[string]float64, error) {
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		end := strings.LastIndex(line, "}")
+		labels := map[string]string{}
+		for _, kv := range strings.Split(line[len("apiserver_request_total{"):end], ",") {
+			if i := strings.Index(kv, "="); i > 0 {
+				labels[kv[:i]] = strings.Trim(kv[i+1:], `"`)
+			}
+		}
+		switch labels["verb"] {
+		case "WATCH", "LIST", "GET":
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
+		if err != nil {
+			continue
+		}
+		key := labels["verb"] + " " + labels["resource"]
+		if labels["subresource"] != "" {
+			key += "/" + labels["subresource"]
+		}
+		if labels["code"] >= "400" {
+			key += " (" + labels["code"] + ")"
+		}
+		out[key] += v
+	}
+	return out, sc.Err()
+}
+
+// requestDelta is after − before, without zero entries.
+func requestDelta(before, after map[string]float64) map[string]int {
+	out := map[string]int{}
+	for k, v := range after {
+		if d := int(v - before[k] + 0.5); d > 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// saveProfile writes a CPU profile of a Go server (its /debug/pprof/profile) to path.
+func saveProfile(ctx context.Context, cfg *rest.Config, seconds int, path string) error {
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+30)*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", strings.TrimSuffix(cfg.Host, "/"), seconds), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("profile: %s", resp.Status)
+	}
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// saveGoroutines writes a server's goroutine stacks, aggregated (/debug/pprof/goroutine?debug=1), to path.
+func saveGoroutines(ctx context.Context, cfg *rest.Config, path string) error {
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+"/debug/pprof/goroutine?debug=1", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// sampleLoad records the largest 1-minute load average seen every 5 seconds until the returned function is
+// called (more than once is fine).
+func sampleLoad(max *float64) func() {
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			if l := loadAverage(); l > *max {
+				*max = l
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(5 * time.Second):
+			}
+		}
+	}()
+	var once bool
+	return func() {
+		if !once {
+			once = true
+			close(done)
+			<-stopped
+		}
+	}
+}

@@ -1,0 +1,364 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// evaluateTargets checks the issue's targets against the results.
+func evaluateTargets(res *Results) []Target {
+	var out []Target
+	add := func(name, goal, unit string, value float64, measured bool, met bool) {
+		out = append(out, Target{Name: name, Goal: goal, Value: value, Unit: unit, Measured: measured, Met: measured && met})
+	}
+	if res.APIPath != nil {
+		for _, path := range []struct {
+			name string
+			goal float64
+		}{{pathAggregated, 1.0}, {pathDirect, 1.5}} {
+			for _, shape := range []string{shapeTutorial, shapePool5} {
+				for _, verb := range []string{"create", "update"} {
+					c := findCell(res.APIPath.Cells, path.name, shape, verb, 16)
+					v, ok := 0.0, c != nil && c.Errors == 0
+					if c != nil {
+						v = c.ThroughputRatioToCRD
+					}
+					add(fmt.Sprintf("API %s %s %s c=16 throughput vs CRD", path.name, verb, shape),
+						fmt.Sprintf("≥ %.1f×", path.goal), "×", v, ok, v >= path.goal)
+				}
+			}
+		}
+	}
+	if res.Admission != nil {
+		for _, path := range []struct {
+			name string
+			goal float64
+		}{{pathAggregated, 1.0}, {pathDirect, 1.5}} {
+			for _, shape := range []string{shapeTutorial, shapePool5} {
+				c := findCell(res.Admission.Cells, path.name, shape, "create", 16)
+				v, ok := 0.0, c != nil && c.Errors == 0
+				if c != nil {
+					v = c.ThroughputRatioToCRD
+				}
+				add(fmt.Sprintf("API %s create %s c=16 throughput vs CRD, shipped admission chain", path.name, shape),
+					fmt.Sprintf("≥ %.1f×", path.goal), "×", v, ok, v >= path.goal)
+			}
+		}
+	}
+	if m := res.Memory; m != nil {
+		v := ratio(float64(m.TAppAPIServer.AfterRSSBytes), float64(m.KubeAPIServer.GrowthRSSBytes))
+		add(fmt.Sprintf("memory: tapp-apiserver RSS with %d TApps / kube-apiserver RSS growth with %d CRs", m.Objects, m.Objects),
+			"≤ 1.0×", "×", v, m.KubeAPIServer.GrowthRSSBytes > 0, v <= 1.0)
+	}
+	if up := findRun(res.ScaleUp, kindTApp); up != nil {
+		sts, limit := findRun(res.ScaleUp, kindStatefulSet), findRun(res.ScaleUp, kindLimit)
+		add("scale-up: TApp time / StatefulSet time", "≤ 1.0×", "×", up.TimeRatioToStatefulSet,
+			up.Completed && sts != nil && sts.Completed, up.TimeRatioToStatefulSet <= 1.0)
+		add("scale-up: TApp throughput / bare-client limit", "≥ 0.8×", "×", up.ThroughputRatioToLimit,
+			up.Completed && limit != nil && limit.Completed, up.ThroughputRatioToLimit >= 0.8)
+	}
+	for _, r := range res.RollingUpdate {
+		if r.Kind != kindTApp {
+			continue
+		}
+		var sts *RolloutRun
+		for i := range res.RollingUpdate {
+			if res.RollingUpdate[i].Kind == kindStatefulSet {
+				sts = &res.RollingUpdate[i]
+			}
+		}
+		add("rolling update: TApp speed-up over StatefulSet", "≥ 3×", "×", r.SpeedupVsStatefulSet,
+			r.Completed && sts != nil && sts.Completed, r.SpeedupVsStatefulSet >= 3)
+		add("rolling update: TApp pods recreated", "0", "pods", float64(r.PodsRecreated), r.Completed, r.PodsRecreated == 0)
+	}
+	if f := res.FanOut; f != nil {
+		for _, v := range []struct {
+			name string
+			s    Spread
+		}{{"yad-created", f.YADCreated}, {"pools-created", f.PoolsCreated}} {
+			add(fmt.Sprintf("fan-out %s: %d workloads provisioned (median)", v.name, f.NodePools), "< 10 s", "s", v.s.Median,
+				len(v.s.Values) > 0, v.s.Median < 10)
+		}
+	}
+	return out
+}
+
+func findCell(cells []*APICell, path, shape, verb string, conc int) *APICell {
+	for _, c := range cells {
+		if c.Path == path && c.Shape == shape && c.Verb == verb && c.Concurrency == conc {
+			return c
+		}
+	}
+	return nil
+}
+
+func findRun(runs []WorkloadRun, kind string) *WorkloadRun {
+	for i := range runs {
+		if runs[i].Kind == kind {
+			return &runs[i]
+		}
+	}
+	return nil
+}
+
+// renderMarkdown renders the results as the tables of docs/benchmarks.md.
+func renderMarkdown(res *Results) string {
+	var b strings.Builder
+	p := func(format string, args ...interface{}) { fmt.Fprintf(&b, format, args...) }
+	m := res.Machine
+	p("Run of `%s`, started %s, %.0f s in total (scale %g).\n\n", res.Command, res.StartedAt, res.DurationSeconds, res.Scale)
+	p("Machine: %d CPUs (%s), %.1f GiB memory, %s, %s; 1-minute load average %.2f at the start, at most %.2f during the run.\n\n",
+		m.CPUs, m.CPUModel, float64(m.MemoryBytes)/(1<<30), m.Kernel, m.GoVersion, m.LoadAverage1m, m.LoadAverageMax)
+
+	if a := res.APIPath; a != nil {
+		p("### 1. API path\n\n")
+		p("Object sizes (JSON): tutorial %d B, pool5 %d B. CRD schema: %d B.\n\n", a.ObjectBytes[shapeTutorial], a.ObjectBytes[shapePool5], a.CRDSchemaBytes)
+		renderAPITables(&b, a)
+	}
+	if a := res.Admission; a != nil {
+		p("### 1b. Creates through the shipped admission chain\n\n")
+		renderAPITables(&b, a)
+		var rows []string
+		for _, c := range a.Cells {
+			if c.Path == pathDryRun {
+				rows = append(rows, fmt.Sprintf("| %s | %d | %d | %.0f (%.2f / %.2f) |", c.Shape, c.Concurrency, c.Ops, c.OpsPerSecond, c.LatencyMs.P50, c.LatencyMs.P99))
+			}
+		}
+		if len(rows) > 0 {
+			p("The check's own requests, unthrottled: one dry-run pod create per template of the TApp, in a row (2 for tutorial, 6 for pool5), sent by the benchmark's client to kube-apiserver:\n\n")
+			p("| shape | c | TApps checked | TApps/s (p50 / p99 ms) |\n|---|---|---|---|\n%s\n\n", strings.Join(rows, "\n"))
+		}
+	}
+	if mem := res.Memory; mem != nil {
+		p("### 2. Memory (%d %s objects)\n\n", mem.Objects, mem.Shape)
+		p("| process | before | after | growth | RssAnon after | RssFile after | Go heap in use growth (after GC) |\n|---|---|---|---|---|---|---|\n")
+		for _, r := range []struct {
+			name string
+			pm   ProcessMemory
+		}{{"tapp-apiserver (holding the TApps, embedded etcd included)", mem.TAppAPIServer}, {"kube-apiserver (holding the CRD objects)", mem.KubeAPIServer}, {"etcd of kube-apiserver (holding the CRD objects)", mem.Etcd}} {
+			heap := "n/a"
+			if r.pm.HeapMeasurementOK {
+				heap = mib(r.pm.GrowthHeapInuse)
+			}
+			p("| %s | %s | %s | %s | %s | %s | %s |\n", r.name, mib(r.pm.BeforeRSSBytes), mib(r.pm.AfterRSSBytes), mib(r.pm.GrowthRSSBytes), mib(r.pm.AfterAnonBytes), mib(r.pm.AfterFileBytes), heap)
+		}
+		p("\nkube-apiserver grew by %s while the TApps were created directly on tapp-apiserver. Create time: TApps %.1f s, CRD objects %.1f s (concurrency 16).\n\n",
+			mib(mem.KubeAPIServerDuringTAppsBytes), mem.TAppCreateSeconds, mem.CRDCreateSeconds)
+	}
+	if len(res.ScaleUp) > 0 {
+		p("### 3. Scale-up and scale-down\n\n")
+		p("| kind | 0→N Ready (s) | all created (s) | pods/s | pod Ready p50 / p99 (s) | × StatefulSet time | × limit throughput | N→0 gone (s) | pods/s | × StatefulSet time | CPU s up: tapp-apiserver / kube-apiserver / KCM / scheduler / etcd / bench |\n")
+		p("|---|---|---|---|---|---|---|---|---|---|---|\n")
+		for i, up := range res.ScaleUp {
+			var down WorkloadRun
+			if i < len(res.ScaleDown) {
+				down = res.ScaleDown[i]
+			}
+			p("| %s | %s | %.2f | %.1f | %.2f / %.2f | %.2f | %.2f | %s | %.1f | %.2f | %.1f / %.1f / %.1f / %.1f / %.1f / %.1f |\n",
+				up.Kind, doneText(up.Seconds, up.Completed), up.AllCreatedSeconds, up.PodsPerSecond, up.PodLatencyMs.P50/1000, up.PodLatencyMs.P99/1000,
+				up.TimeRatioToStatefulSet, up.ThroughputRatioToLimit, doneText(down.Seconds, down.Completed), down.PodsPerSecond, down.TimeRatioToStatefulSet,
+				up.ServerCPUSeconds, up.KubeAPIServerCPUSeconds, up.ControllerManagerCPUSeconds, up.SchedulerCPUSeconds, up.EtcdCPUSeconds, up.BenchmarkProcessCPUSeconds)
+		}
+		p("\nN = %d.\n\n", res.ScaleUp[0].Replicas)
+	}
+	if len(res.RollingUpdate) > 0 {
+		p("### 4. Rolling image update (maxUnavailable %s)\n\n", rolloutMaxUnavailable)
+		p("| kind | time (s) | speed-up vs StatefulSet | pods recreated | max unavailable observed | instance done p50 / p99 (s) | CPU s: tapp-apiserver / kube-apiserver / KCM |\n|---|---|---|---|---|---|---|\n")
+		for _, r := range res.RollingUpdate {
+			p("| %s | %s | %.2f× | %d | %d | %.2f / %.2f | %.1f / %.1f / %.1f |\n", r.Kind, doneText(r.Seconds, r.Completed), r.SpeedupVsStatefulSet, r.PodsRecreated,
+				r.MaxUnavailableObserved, r.InstanceLatencyMs.P50/1000, r.InstanceLatencyMs.P99/1000, r.ServerCPUSeconds, r.KubeAPIServerCPUSeconds, r.ControllerManagerCPUSeconds)
+		}
+		p("\nN = %d.\n\n", res.RollingUpdate[0].Replicas)
+	}
+	if len(res.ScaleUp) > 0 {
+		p("**Write requests kube-apiserver received** (apiserver_request_total; events, leases and endpoints left out):\n\n")
+		p("| kind | phase | writes | of which 409 Conflict | by verb and resource |\n|---|---|---|---|---|\n")
+		row := func(kind, phase string, w map[string]int) {
+			total, conflicts, parts := writesSummary(w)
+			p("| %s | %s | %d | %d | %s |\n", kind, phase, total, conflicts, parts)
+		}
+		for i, up := range res.ScaleUp {
+			row(up.Kind, "scale-up", up.KubeAPIWrites)
+			for _, r := range res.RollingUpdate {
+				if r.Kind == up.Kind {
+					row(r.Kind, "rolling update", r.KubeAPIWrites)
+				}
+			}
+			if i < len(res.ScaleDown) {
+				row(up.Kind, "scale-down", res.ScaleDown[i].KubeAPIWrites)
+			}
+		}
+		p("\n")
+	}
+	if f := res.FanOut; f != nil {
+		p("### 5. YurtAppDaemon fan-out (%d NodePools)\n\n", f.NodePools)
+		if !f.Registered {
+			p("Not measured: the YurtAppDaemon controller is not registered in this build.\n\n")
+		} else {
+			p("| variant | workloads exist (s), per repeat | provisioned (s), per repeat | provisioned min / median / max (s) |\n|---|---|---|---|\n")
+			for _, v := range []struct {
+				name string
+				s    Spread
+			}{{"yad-created", f.YADCreated}, {"pools-created", f.PoolsCreated}} {
+				var w, pr []string
+				for _, r := range f.Runs {
+					if r.Variant == v.name {
+						w = append(w, fmt.Sprintf("%.2f", r.WorkloadsSeconds))
+						pr = append(pr, doneText(r.ProvisionedSeconds, r.Completed))
+					}
+				}
+				p("| %s | %s | %s | %.2f / %.2f / %.2f |\n", v.name, strings.Join(w, ", "), strings.Join(pr, ", "), v.s.Min, v.s.Median, v.s.Max)
+			}
+			p("\n")
+		}
+	}
+	p("### Targets\n\n| target | goal | measured | met |\n|---|---|---|---|\n")
+	for _, t := range res.Targets {
+		met := "no"
+		switch {
+		case !t.Measured:
+			met = "not measured"
+		case t.Met:
+			met = "yes"
+		}
+		value := "–"
+		if t.Measured {
+			switch t.Unit {
+			case "pods":
+				value = fmt.Sprintf("%.0f pods", t.Value)
+			case "×":
+				value = fmt.Sprintf("%.2f×", t.Value)
+				if t.Value < 0.1 {
+					value = fmt.Sprintf("%.3f×", t.Value)
+				}
+			default:
+				value = fmt.Sprintf("%.2f %s", t.Value, t.Unit)
+			}
+		}
+		p("| %s | %s | %s | %s |\n", t.Name, t.Goal, value, met)
+	}
+	if len(res.Errors) > 0 {
+		p("\nErrors during the run:\n\n")
+		for _, e := range res.Errors {
+			p("- %s\n", e)
+		}
+	}
+	return b.String()
+}
+
+func renderAPITables(b *strings.Builder, a *APIPathResult) {
+	p := func(format string, args ...interface{}) { fmt.Fprintf(b, format, args...) }
+	for _, shape := range []string{shapeTutorial, shapePool5} {
+		p("**%s**: ops/s (p50 / p99 latency in ms), and ratio to the CRD (throughput; for watch, p50 latency)\n\n", shape)
+		p("| verb | c | CRD | aggregated | × CRD | direct | × CRD |\n|---|---|---|---|---|---|---|\n")
+		for _, verb := range []string{"create", "get", "update", "list", "watch"} {
+			for _, conc := range []int{1, 16} {
+				crd := findCell(a.Cells, pathCRD, shape, verb, conc)
+				agg := findCell(a.Cells, pathAggregated, shape, verb, conc)
+				dir := findCell(a.Cells, pathDirect, shape, verb, conc)
+				if crd == nil && agg == nil && dir == nil {
+					continue
+				}
+				label := verb
+				if verb == "list" && crd != nil {
+					label = fmt.Sprintf("list (%d objects)", crd.ObjectsPerList)
+				}
+				p("| %s | %d | %s | %s | %s | %s | %s |\n", label, conc, cellText(crd), cellText(agg), ratioText(agg), cellText(dir), ratioText(dir))
+			}
+		}
+		if c := findCell(a.Cells, pathCRD, shape, "create", 1); c != nil {
+			if findCell(a.Cells, pathCRD, shape, "update", 1) != nil {
+				p("\n%d operations per create, get, update and watch cell", c.Ops)
+			} else {
+				p("\n%d operations per cell", c.Ops)
+			}
+			if l := findCell(a.Cells, pathCRD, shape, "list", 1); l != nil {
+				p("; lists per list cell as shown after n=")
+			}
+			p(".\n")
+		}
+		p("\n")
+	}
+	var errs []string
+	for _, c := range a.Cells {
+		if c.Errors > 0 {
+			errs = append(errs, fmt.Sprintf("%s %s %s c=%d: %d errors (%s)", c.Path, c.Shape, c.Verb, c.Concurrency, c.Errors, c.FirstError))
+		}
+	}
+	if len(errs) > 0 {
+		p("Errors: %s\n\n", strings.Join(errs, "; "))
+	}
+}
+
+func cellText(c *APICell) string {
+	if c == nil {
+		return "–"
+	}
+	if c.Verb == "watch" {
+		return fmt.Sprintf("%.2f / %.2f ms", c.LatencyMs.P50, c.LatencyMs.P99)
+	}
+	if c.Verb == "list" {
+		return fmt.Sprintf("%.1f (%.1f / %.1f) n=%d", c.OpsPerSecond, c.LatencyMs.P50, c.LatencyMs.P99, c.Ops)
+	}
+	if c.OpsPerSecond < 10 {
+		return fmt.Sprintf("%.1f (%.2f / %.2f)", c.OpsPerSecond, c.LatencyMs.P50, c.LatencyMs.P99)
+	}
+	return fmt.Sprintf("%.0f (%.2f / %.2f)", c.OpsPerSecond, c.LatencyMs.P50, c.LatencyMs.P99)
+}
+
+func ratioText(c *APICell) string {
+	if c == nil {
+		return "–"
+	}
+	if c.Verb == "watch" {
+		return fmt.Sprintf("%.2f", c.P50RatioToCRD)
+	}
+	if c.ThroughputRatioToCRD < 0.1 {
+		return fmt.Sprintf("%.3f", c.ThroughputRatioToCRD)
+	}
+	return fmt.Sprintf("%.2f", c.ThroughputRatioToCRD)
+}
+
+func doneText(seconds float64, completed bool) string {
+	if !completed {
+		return fmt.Sprintf("> %.1f (did not complete)", seconds)
+	}
+	return fmt.Sprintf("%.2f", seconds)
+}
+
+// writesSummary totals the write counts that matter for workloads (not events, leases, endpoints or
+// authorization reviews) and lists them, largest first.
+func writesSummary(w map[string]int) (total, conflicts int, parts string) {
+	type kv struct {
+		k string
+		v int
+	}
+	var list []kv
+	for k, v := range w {
+		res := strings.Fields(k)
+		if len(res) < 2 {
+			continue
+		}
+		switch strings.Split(res[1], "/")[0] {
+		case "events", "leases", "endpoints", "subjectaccessreviews":
+			continue
+		}
+		total += v
+		if strings.Contains(k, "(409)") {
+			conflicts += v
+		}
+		list = append(list, kv{k, v})
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].v != list[j].v {
+			return list[i].v > list[j].v
+		}
+		return list[i].k < list[j].k
+	})
+	var out []string
+	for _, e := range list {
+		out = append(out, fmt.Sprintf("%s %d", e.k, e.v))
+	}
+	return total, conflicts, strings.Join(out, ", ")
+}

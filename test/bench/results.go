@@ -1,0 +1,212 @@
+package main
+
+// Results is the document written to _output/bench/results.json. docs/benchmarks.md describes every field.
+type Results struct {
+	// SchemaVersion changes when a field changes meaning.
+	SchemaVersion int `json:"schemaVersion"`
+	// Command is what was run; Args are the flags the benchmark saw.
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
+	// StartedAt is RFC 3339; DurationSeconds covers the whole run, cluster starts included.
+	StartedAt       string  `json:"startedAt"`
+	DurationSeconds float64 `json:"durationSeconds"`
+	Machine         Machine `json:"machine"`
+	// Scale multiplies every count (1 = the counts of the issue).
+	Scale    float64  `json:"scale"`
+	Settings Settings `json:"settings"`
+	// Sections that ran; absent sections are null.
+	APIPath *APIPathResult `json:"apiPath,omitempty"`
+	// Admission is section 1b: creates through tapp-apiserver's shipped admission chain, which APIPath
+	// runs without (TAppPodTemplateDryRun disabled).
+	Admission     *APIPathResult `json:"admission,omitempty"`
+	Memory        *MemoryResult  `json:"memory,omitempty"`
+	ScaleUp       []WorkloadRun  `json:"scaleUp,omitempty"`
+	ScaleDown     []WorkloadRun  `json:"scaleDown,omitempty"`
+	RollingUpdate []RolloutRun   `json:"rollingUpdate,omitempty"`
+	FanOut        *FanOutResult  `json:"fanOut,omitempty"`
+	// Targets are the issue's targets with the measured value and whether each is met.
+	Targets []Target `json:"targets"`
+	// Errors are problems that did not stop the run (a section that failed, a wait that timed out).
+	Errors []string `json:"errors,omitempty"`
+}
+
+// Machine describes where the run happened.
+type Machine struct {
+	CPUs        int    `json:"cpus"`
+	CPUModel    string `json:"cpuModel"`
+	MemoryBytes int64  `json:"memoryBytes"`
+	Kernel      string `json:"kernel"`
+	GoVersion   string `json:"goVersion"`
+	// LoadAverage1m when the run started (other work on the machine skews every figure).
+	LoadAverage1m float64 `json:"loadAverage1m"`
+	// LoadAverageMax is the largest 1-minute load average sampled every 5 s during the run.
+	LoadAverageMax float64 `json:"loadAverage1mMax"`
+}
+
+// Settings are the knobs every section shares.
+type Settings struct {
+	ClientQPS   float32 `json:"clientQPS"`
+	ClientBurst int     `json:"clientBurst"`
+	// ControllerQPS/Burst are tapp-apiserver's --controller-kube-api-qps/-burst and kube-controller-manager's
+	// --kube-api-qps/-burst, and the rate limit of the bare client of the scale-up limit.
+	ControllerQPS     float32  `json:"controllerQPS"`
+	ControllerBurst   int      `json:"controllerBurst"`
+	ControllerWorkers int      `json:"controllerWorkers"`
+	ServerArgs        []string `json:"serverArgs"`
+	// APIServerArgs are the extra flags of tapp-apiserver on the API/memory cluster.
+	APIServerArgs         []string `json:"apiServerArgs"`
+	KubeAPIServerArgs     []string `json:"kubeAPIServerArgs"`
+	ControllerManagerArgs []string `json:"controllerManagerArgs"`
+	SchedulerArgs         []string `json:"schedulerArgs"`
+	Nodes                 int      `json:"nodes"`
+}
+
+// APIPathResult is section 1.
+type APIPathResult struct {
+	// ObjectBytes is the JSON size of each shape as created.
+	ObjectBytes map[string]int `json:"objectBytes"`
+	// CRDSchemaBytes is the size of the generated openAPIV3Schema; PreservedUnknownFields lists where
+	// x-kubernetes-preserve-unknown-fields replaced a structural schema.
+	CRDSchemaBytes         int        `json:"crdSchemaBytes"`
+	PreservedUnknownFields []string   `json:"preservedUnknownFields"`
+	IntOrStringTypes       []string   `json:"intOrStringTypes"`
+	AtomicLists            []string   `json:"atomicLists"`
+	Cells                  []*APICell `json:"cells"`
+}
+
+// APICell is one path × shape × verb × concurrency.
+type APICell struct {
+	Path        string `json:"path"`
+	Shape       string `json:"shape"`
+	Verb        string `json:"verb"`
+	Concurrency int    `json:"concurrency"`
+	Ops         int    `json:"ops"`
+	Errors      int    `json:"errors"`
+	// FirstError is the first error seen, if any.
+	FirstError   string  `json:"firstError,omitempty"`
+	Seconds      float64 `json:"seconds"`
+	OpsPerSecond float64 `json:"opsPerSecond"`
+	// LatencyMs is the client-observed latency of each operation; for watch, the time from just before
+	// the update was sent to the event's arrival.
+	LatencyMs Latency `json:"latencyMs"`
+	// ObjectsPerList is the number of objects each list returned.
+	ObjectsPerList int `json:"objectsPerList,omitempty"`
+	// Ratios to the CRD cell of the same shape, verb and concurrency (throughput: higher is better;
+	// latency: lower is better).
+	ThroughputRatioToCRD float64 `json:"throughputRatioToCRD,omitempty"`
+	P50RatioToCRD        float64 `json:"p50RatioToCRD,omitempty"`
+	P99RatioToCRD        float64 `json:"p99RatioToCRD,omitempty"`
+}
+
+// MemoryResult is section 2.
+type MemoryResult struct {
+	Objects int    `json:"objects"`
+	Shape   string `json:"shape"`
+	// CreateSeconds is how long creating the objects took on each path.
+	TAppCreateSeconds float64 `json:"tappCreateSeconds"`
+	CRDCreateSeconds  float64 `json:"crdCreateSeconds"`
+	// TAppAPIServer: before and after creating the TApps (its embedded etcd is in the same process).
+	TAppAPIServer ProcessMemory `json:"tappAPIServer"`
+	// KubeAPIServer and Etcd: before and after creating the CRD objects.
+	KubeAPIServer ProcessMemory `json:"kubeAPIServer"`
+	Etcd          ProcessMemory `json:"etcd"`
+	// KubeAPIServerDuringTApps is kube-apiserver's growth while the TApps were created (direct path).
+	KubeAPIServerDuringTAppsBytes int64 `json:"kubeAPIServerDuringTAppsBytes"`
+}
+
+// ProcessMemory is one process before and after, from /proc/<pid>/status and the Go heap of /metrics
+// after a forced garbage collection.
+type ProcessMemory struct {
+	PID               int   `json:"pid"`
+	BeforeRSSBytes    int64 `json:"beforeRSSBytes"`
+	AfterRSSBytes     int64 `json:"afterRSSBytes"`
+	GrowthRSSBytes    int64 `json:"growthRSSBytes"`
+	BeforeAnonBytes   int64 `json:"beforeRssAnonBytes"`
+	AfterAnonBytes    int64 `json:"afterRssAnonBytes"`
+	BeforeFileBytes   int64 `json:"beforeRssFileBytes"`
+	AfterFileBytes    int64 `json:"afterRssFileBytes"`
+	BeforeHeapInuse   int64 `json:"beforeHeapInuseBytes,omitempty"`
+	AfterHeapInuse    int64 `json:"afterHeapInuseBytes,omitempty"`
+	GrowthHeapInuse   int64 `json:"growthHeapInuseBytes,omitempty"`
+	HeapMeasurementOK bool  `json:"heapMeasured"`
+}
+
+// WorkloadRun is one scale-up or scale-down of one kind.
+type WorkloadRun struct {
+	Kind     string `json:"kind"`
+	Replicas int    `json:"replicas"`
+	// Seconds until every pod is Ready (scale-up) or gone (scale-down).
+	Seconds float64 `json:"seconds"`
+	// AllCreatedSeconds: until every pod existed (scale-up).
+	AllCreatedSeconds float64 `json:"allCreatedSeconds,omitempty"`
+	PodsPerSecond     float64 `json:"podsPerSecond"`
+	// PodLatencyMs: per pod, from the start to its first Ready (scale-up) or its disappearance (scale-down).
+	PodLatencyMs Latency `json:"podLatencyMs"`
+	// RatioToStatefulSet and RatioToLimit compare times (lower is faster) and throughputs.
+	TimeRatioToStatefulSet      float64 `json:"timeRatioToStatefulSet,omitempty"`
+	ThroughputRatioToLimit      float64 `json:"throughputRatioToLimit,omitempty"`
+	Completed                   bool    `json:"completed"`
+	ServerCPUSeconds            float64 `json:"tappAPIServerCPUSeconds"`
+	KubeAPIServerCPUSeconds     float64 `json:"kubeAPIServerCPUSeconds"`
+	ControllerManagerCPUSeconds float64 `json:"controllerManagerCPUSeconds"`
+	SchedulerCPUSeconds         float64 `json:"schedulerCPUSeconds"`
+	EtcdCPUSeconds              float64 `json:"etcdCPUSeconds"`
+	BenchmarkProcessCPUSeconds  float64 `json:"benchmarkProcessCPUSeconds"`
+	// KubeAPIWrites and TAppAPIWrites count the write requests each server received during the run, by
+	// "VERB resource[/subresource] [(error code)]" (apiserver_request_total).
+	KubeAPIWrites map[string]int `json:"kubeAPIWrites,omitempty"`
+	TAppAPIWrites map[string]int `json:"tappAPIWrites,omitempty"`
+}
+
+// RolloutRun is one rolling image update of one kind.
+type RolloutRun struct {
+	Kind           string  `json:"kind"`
+	Replicas       int     `json:"replicas"`
+	MaxUnavailable string  `json:"maxUnavailable"`
+	Seconds        float64 `json:"seconds"`
+	// PodsRecreated counts live pods at the end whose UID was not there at the start.
+	PodsRecreated int `json:"podsRecreated"`
+	// MaxUnavailableObserved is the largest replicas − ready seen by the pod watch.
+	MaxUnavailableObserved int `json:"maxUnavailableObserved"`
+	// InstanceLatencyMs: per instance (pod name), from the start until it is Ready on the new image.
+	InstanceLatencyMs           Latency        `json:"instanceLatencyMs"`
+	SpeedupVsStatefulSet        float64        `json:"speedupVsStatefulSet,omitempty"`
+	Completed                   bool           `json:"completed"`
+	ServerCPUSeconds            float64        `json:"tappAPIServerCPUSeconds"`
+	KubeAPIServerCPUSeconds     float64        `json:"kubeAPIServerCPUSeconds"`
+	ControllerManagerCPUSeconds float64        `json:"controllerManagerCPUSeconds"`
+	KubeAPIWrites               map[string]int `json:"kubeAPIWrites,omitempty"`
+	TAppAPIWrites               map[string]int `json:"tappAPIWrites,omitempty"`
+}
+
+// FanOutResult is section 5.
+type FanOutResult struct {
+	NodePools int `json:"nodePools"`
+	// Registered says whether the YurtAppDaemon controller was part of tapp-apiserver's --controllers.
+	Registered bool        `json:"registered"`
+	Runs       []FanOutRun `json:"runs"`
+	// Seconds per variant over repeats.
+	YADCreated   Spread `json:"yadCreatedSeconds"`
+	PoolsCreated Spread `json:"poolsCreatedSeconds"`
+}
+
+// FanOutRun is one repeat of one variant: "yad-created" (the pools exist, the YurtAppDaemon is created)
+// or "pools-created" (the YurtAppDaemon exists, the pools are created at concurrency 16).
+type FanOutRun struct {
+	Variant string `json:"variant"`
+	// WorkloadsSeconds: until every Deployment exists; ProvisionedSeconds: until the status says
+	// WorkLoadProvisioned=True over every pool (the figure of the target).
+	WorkloadsSeconds   float64 `json:"workloadsSeconds"`
+	ProvisionedSeconds float64 `json:"provisionedSeconds"`
+	Completed          bool    `json:"completed"`
+}
+
+// Target is one target of the issue.
+type Target struct {
+	Name     string  `json:"name"`
+	Goal     string  `json:"goal"`
+	Value    float64 `json:"value"`
+	Unit     string  `json:"unit"`
+	Met      bool    `json:"met"`
+	Measured bool    `json:"measured"`
+}

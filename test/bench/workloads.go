@@ -1,0 +1,536 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
+
+	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned"
+)
+
+// Workload kinds of sections 3 and 4.
+const (
+	kindTApp        = "TApp"
+	kindStatefulSet = "StatefulSet"
+	kindDeployment  = "Deployment"
+	// kindLimit is a bare client creating and deleting the pods at the controllers' client QPS and burst.
+	kindLimit = "limit (bare client)"
+)
+
+const (
+	imageV1 = "registry.example.com/bench/app:v1"
+	imageV2 = "registry.example.com/bench/app:v2"
+	// maxUnavailable of every rolling update.
+	rolloutMaxUnavailable = "25%"
+)
+
+// workload is one kind driven through its API.
+type workload interface {
+	create(ctx context.Context) error
+	scale(ctx context.Context, replicas int32) error
+	setImage(ctx context.Context, image string) error
+	remove(ctx context.Context) error
+}
+
+func benchPodTemplate(app string) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": app}},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "app", Image: imageV1}},
+		},
+	}
+}
+
+type tappWorkload struct {
+	client    versioned.Interface
+	namespace string
+}
+
+func (w *tappWorkload) create(ctx context.Context) error {
+	mu := intstr.FromString(rolloutMaxUnavailable)
+	_, err := w.client.TKEStackAppsV1().TApps(w.namespace).Create(ctx, &tkestackv1.TApp{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench"},
+		Spec: tkestackv1.TAppSpec{
+			Replicas:       0,
+			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": "bench-tapp"}},
+			Template:       benchPodTemplate("bench-tapp"),
+			UpdateStrategy: tkestackv1.TAppUpdateStrategy{MaxUnavailable: &mu},
+		},
+	}, metav1.CreateOptions{})
+	return err
+}
+
+func (w *tappWorkload) scale(ctx context.Context, replicas int32) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s, err := w.client.TKEStackAppsV1().TApps(w.namespace).GetScale(ctx, "bench", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		s.Spec.Replicas = replicas
+		_, err = w.client.TKEStackAppsV1().TApps(w.namespace).UpdateScale(ctx, "bench", s, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+func (w *tappWorkload) setImage(ctx context.Context, image string) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		t, err := w.client.TKEStackAppsV1().TApps(w.namespace).Get(ctx, "bench", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		t.Spec.Template.Spec.Containers[0].Image = image
+		_, err = w.client.TKEStackAppsV1().TApps(w.namespace).Update(ctx, t, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+func (w *tappWorkload) remove(ctx context.Context) error {
+	return ignoreNotFound(w.client.TKEStackAppsV1().TApps(w.namespace).Delete(ctx, "bench", metav1.DeleteOptions{}))
+}
+
+type statefulSetWorkload struct {
+	client    kubernetes.Interface
+	namespace string
+}
+
+func (w *statefulSetWorkload) create(ctx context.Context) error {
+	mu := intstr.FromString(rolloutMaxUnavailable)
+	zero := int32(0)
+	_, err := w.client.AppsV1().StatefulSets(w.namespace).Create(ctx, &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench"},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:            &zero,
+			Selector:            &metav1.LabelSelector{MatchLabels: map[string]string{"app": "bench-sts"}},
+			Template:            benchPodTemplate("bench-sts"),
+			ServiceName:         "bench",
+			PodManagementPolicy: appsv1.ParallelPodManagement,
+			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{
+				Type:          appsv1.RollingUpdateStatefulSetStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateStatefulSetStrategy{MaxUnavailable: &mu},
+			},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	// Without the MaxUnavailableStatefulSet feature gate kube-apiserver drops maxUnavailable silently.
+	got, err := w.client.AppsV1().StatefulSets(w.namespace).Get(ctx, "bench", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if ru := got.Spec.UpdateStrategy.RollingUpdate; ru == nil || ru.MaxUnavailable == nil {
+		return fmt.Errorf("kube-apiserver dropped the StatefulSet's rollingUpdate.maxUnavailable: is the MaxUnavailableStatefulSet feature gate on?")
+	}
+	return nil
+}
+
+func (w *statefulSetWorkload) scale(ctx context.Context, replicas int32) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		_, err := w.client.AppsV1().StatefulSets(w.namespace).UpdateScale(ctx, "bench", &autoscalingv1.Scale{
+			ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: w.namespace},
+			Spec:       autoscalingv1.ScaleSpec{Replicas: replicas},
+		}, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+func (w *statefulSetWorkload) setImage(ctx context.Context, image string) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s, err := w.client.AppsV1().StatefulSets(w.namespace).Get(ctx, "bench", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		s.Spec.Template.Spec.Containers[0].Image = image
+		_, err = w.client.AppsV1().StatefulSets(w.namespace).Update(ctx, s, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+func (w *statefulSetWorkload) remove(ctx context.Context) error {
+	return ignoreNotFound(w.client.AppsV1().StatefulSets(w.namespace).Delete(ctx, "bench", metav1.DeleteOptions{}))
+}
+
+type deploymentWorkload struct {
+	client    kubernetes.Interface
+	namespace string
+}
+
+func (w *deploymentWorkload) create(ctx context.Context) error {
+	mu := intstr.FromString(rolloutMaxUnavailable)
+	surge := intstr.FromInt32(0)
+	zero := int32(0)
+	_, err := w.client.AppsV1().Deployments(w.namespace).Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &zero,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "bench-deploy"}},
+			Template: benchPodTemplate("bench-deploy"),
+			Strategy: appsv1.DeploymentStrategy{
+				Type:          appsv1.RollingUpdateDeploymentStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: &mu, MaxSurge: &surge},
+			},
+		},
+	}, metav1.CreateOptions{})
+	return err
+}
+
+func (w *deploymentWorkload) scale(ctx context.Context, replicas int32) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		_, err := w.client.AppsV1().Deployments(w.namespace).UpdateScale(ctx, "bench", &autoscalingv1.Scale{
+			ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: w.namespace},
+			Spec:       autoscalingv1.ScaleSpec{Replicas: replicas},
+		}, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+func (w *deploymentWorkload) setImage(ctx context.Context, image string) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d, err := w.client.AppsV1().Deployments(w.namespace).Get(ctx, "bench", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		d.Spec.Template.Spec.Containers[0].Image = image
+		_, err = w.client.AppsV1().Deployments(w.namespace).Update(ctx, d, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+func (w *deploymentWorkload) remove(ctx context.Context) error {
+	return ignoreNotFound(w.client.AppsV1().Deployments(w.namespace).Delete(ctx, "bench", metav1.DeleteOptions{}))
+}
+
+// limitWorkload creates and deletes bare pods at the controllers' client rate limit, 16 at a time (the
+// parallelism of the TApp controller's batches).
+type limitWorkload struct {
+	client    kubernetes.Interface
+	namespace string
+	current   int
+}
+
+func newLimitWorkload(cfg *rest.Config, qps float32, burst int, namespace string) (*limitWorkload, error) {
+	c := rest.CopyConfig(cfg)
+	c.QPS, c.Burst = qps, burst
+	client, err := kubernetes.NewForConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	return &limitWorkload{client: client, namespace: namespace}, nil
+}
+
+func (w *limitWorkload) create(context.Context) error { return nil }
+
+func (w *limitWorkload) scale(ctx context.Context, replicas int32) error {
+	n := int(replicas)
+	var errs int
+	var firstErr error
+	switch {
+	case n > w.current:
+		from := w.current
+		_, errs, firstErr, _ = runOps(ctx, n-from, 16, func(ctx context.Context, i int) error {
+			tmpl := benchPodTemplate("bench-limit")
+			_, err := w.client.CoreV1().Pods(w.namespace).Create(ctx, &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bare-%d", from+i), Labels: tmpl.Labels},
+				Spec:       tmpl.Spec,
+			}, metav1.CreateOptions{})
+			return err
+		})
+	case n < w.current:
+		from := n
+		_, errs, firstErr, _ = runOps(ctx, w.current-n, 16, func(ctx context.Context, i int) error {
+			return ignoreNotFound(w.client.CoreV1().Pods(w.namespace).Delete(ctx, fmt.Sprintf("bare-%d", from+i), metav1.DeleteOptions{}))
+		})
+	}
+	w.current = n
+	if errs > 0 {
+		return fmt.Errorf("%d pod calls failed, first: %w", errs, firstErr)
+	}
+	return nil
+}
+
+func (w *limitWorkload) setImage(context.Context, string) error {
+	return fmt.Errorf("the bare client has no rolling update")
+}
+
+func (w *limitWorkload) remove(context.Context) error { return nil }
+
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// runWorkloads is sections 3 and 4: per kind, 0→N until every pod is Ready, then (not for the limit) a
+// rolling image update of the N instances, then N→0 until every pod is gone.
+func (b *bench) runWorkloads(ctx context.Context, rollout bool) (ups, downs []WorkloadRun, rolls []RolloutRun, err error) {
+	n := b.count(1000, 20)
+	tappClient, err := versioned.NewForConfig(b.clientConfig)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pids := map[string]int{}
+	for _, name := range []string{"tapp-apiserver", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd"} {
+		pids[name] = b.cluster.PID(name)
+	}
+	pids["self"] = 0
+	kinds := []string{kindTApp, kindStatefulSet, kindDeployment, kindLimit}
+	for _, kind := range kinds {
+		if ctx.Err() != nil {
+			return ups, downs, rolls, ctx.Err()
+		}
+		ns := map[string]string{kindTApp: "wl-tapp", kindStatefulSet: "wl-statefulset", kindDeployment: "wl-deployment", kindLimit: "wl-limit"}[kind]
+		if err := b.ensureNamespace(ctx, ns); err != nil {
+			return ups, downs, rolls, err
+		}
+		var w workload
+		switch kind {
+		case kindTApp:
+			w = &tappWorkload{client: tappClient, namespace: ns}
+		case kindStatefulSet:
+			w = &statefulSetWorkload{client: b.kube, namespace: ns}
+		case kindDeployment:
+			w = &deploymentWorkload{client: b.kube, namespace: ns}
+		case kindLimit:
+			if w, err = newLimitWorkload(b.cluster.AdminConfig, b.opts.controllerQPS, b.opts.controllerBurst, ns); err != nil {
+				return ups, downs, rolls, err
+			}
+		}
+		up, roll, down, err := b.runWorkload(ctx, kind, ns, w, n, rollout && kind != kindLimit, pids)
+		if err != nil {
+			b.fail("%s: %v", kind, err)
+		}
+		ups = append(ups, up)
+		downs = append(downs, down)
+		if roll != nil {
+			rolls = append(rolls, *roll)
+		}
+	}
+	workloadRatios(ups)
+	workloadRatios(downs)
+	var sts float64
+	for _, r := range rolls {
+		if r.Kind == kindStatefulSet {
+			sts = r.Seconds
+		}
+	}
+	for i := range rolls {
+		if rolls[i].Seconds > 0 {
+			rolls[i].SpeedupVsStatefulSet = ratio(sts, rolls[i].Seconds)
+		}
+	}
+	return ups, downs, rolls, nil
+}
+
+func workloadRatios(runs []WorkloadRun) {
+	var sts, limit float64
+	for _, r := range runs {
+		switch r.Kind {
+		case kindStatefulSet:
+			sts = r.Seconds
+		case kindLimit:
+			limit = r.PodsPerSecond
+		}
+	}
+	for i := range runs {
+		runs[i].TimeRatioToStatefulSet = ratio(runs[i].Seconds, sts)
+		runs[i].ThroughputRatioToLimit = ratio(runs[i].PodsPerSecond, limit)
+	}
+}
+
+const (
+	scaleTimeout   = 6 * time.Minute
+	rolloutTimeout = 8 * time.Minute
+)
+
+func (b *bench) runWorkload(ctx context.Context, kind, ns string, w workload, n int, rollout bool, pids map[string]int) (up WorkloadRun, roll *RolloutRun, down WorkloadRun, err error) {
+	up = WorkloadRun{Kind: kind, Replicas: n}
+	down = WorkloadRun{Kind: kind, Replicas: n}
+	tracker, err := startPodTracker(ctx, b.kube, ns)
+	if err != nil {
+		return up, nil, down, err
+	}
+	defer tracker.close()
+	defer func() {
+		if rerr := w.remove(context.Background()); rerr != nil {
+			b.logf("%s: removing the workload: %v", kind, rerr)
+		}
+		b.deleteLeftoverPods(ns, tracker)
+	}()
+	if err := w.create(ctx); err != nil {
+		return up, nil, down, fmt.Errorf("create: %w", err)
+	}
+	sleepCtx(ctx, 2*time.Second)
+
+	// 0 → n
+	tracker.mark(imageV1, -1)
+	writes := b.writeCounter(ctx)
+	b.profile(ctx, kind, "scale-up")
+	cpu := newCPUMeter(pids)
+	start := time.Now()
+	scaleErr := make(chan error, 1)
+	go func() { scaleErr <- w.scale(ctx, int32(n)) }()
+	okCreated, created := tracker.waitFor(ctx, scaleTimeout, func(s trackerSnapshot) bool { return s.live >= n })
+	okReady, ready := tracker.waitFor(ctx, scaleTimeout-time.Since(start), func(s trackerSnapshot) bool { return s.live == n && s.readyOnImage == n })
+	if err := <-scaleErr; err != nil {
+		return up, nil, down, fmt.Errorf("scale up: %w", err)
+	}
+	up.Completed = okCreated && okReady
+	up.AllCreatedSeconds = round(created.Sub(start).Seconds(), 3)
+	up.Seconds = round(ready.Sub(start).Seconds(), 3)
+	up.PodsPerSecond = round(float64(n)/ready.Sub(start).Seconds(), 1)
+	up.PodLatencyMs = summarize(tracker.readyLatencies(start))
+	fillCPU(&up, cpu)
+	up.KubeAPIWrites, up.TAppAPIWrites = writes(ctx)
+	b.logf("scale-up   %-20s 0→%d in %6.2fs (all created %.2fs), %.1f pods/s, completed=%v", kind, n, up.Seconds, up.AllCreatedSeconds, up.PodsPerSecond, up.Completed)
+	if !up.Completed {
+		s := tracker.snapshot()
+		return up, nil, down, fmt.Errorf("scale-up did not complete in %s: %d pods, %d ready", scaleTimeout, s.live, s.ready)
+	}
+
+	if rollout {
+		sleepCtx(ctx, 2*time.Second)
+		before := tracker.uids()
+		tracker.mark(imageV2, n)
+		writes := b.writeCounter(ctx)
+		b.profile(ctx, kind, "rollout")
+		rcpu := newCPUMeter(pids)
+		start := time.Now()
+		if err := w.setImage(ctx, imageV2); err != nil {
+			return up, nil, down, fmt.Errorf("rolling update: %w", err)
+		}
+		ok, done := tracker.waitFor(ctx, rolloutTimeout, func(s trackerSnapshot) bool {
+			return s.all == n && s.live == n && s.readyOnImage == n
+		})
+		after := tracker.uids()
+		recreated := 0
+		for uid := range after {
+			if !before[uid] {
+				recreated++
+			}
+		}
+		roll = &RolloutRun{
+			Kind: kind, Replicas: n, MaxUnavailable: rolloutMaxUnavailable, Completed: ok,
+			Seconds:                round(done.Sub(start).Seconds(), 3),
+			PodsRecreated:          recreated,
+			MaxUnavailableObserved: tracker.snapshot().maxUnavailable,
+			InstanceLatencyMs:      summarize(tracker.readyLatencies(start)),
+			ServerCPUSeconds:       rcpu.used("tapp-apiserver"), KubeAPIServerCPUSeconds: rcpu.used("kube-apiserver"),
+			ControllerManagerCPUSeconds: rcpu.used("kube-controller-manager"),
+		}
+		roll.KubeAPIWrites, roll.TAppAPIWrites = writes(ctx)
+		b.logf("rollout    %-20s %d instances in %6.2fs, recreated %d, max unavailable %d, completed=%v", kind, n, roll.Seconds, recreated, roll.MaxUnavailableObserved, ok)
+		if !ok {
+			s := tracker.snapshot()
+			return up, roll, down, fmt.Errorf("rolling update did not complete in %s: %d pods, %d ready on the new image", rolloutTimeout, s.all, s.readyOnImage)
+		}
+	}
+
+	// n → 0
+	sleepCtx(ctx, 2*time.Second)
+	tracker.mark("", -1)
+	writes = b.writeCounter(ctx)
+	cpu = newCPUMeter(pids)
+	start = time.Now()
+	if err := w.scale(ctx, 0); err != nil {
+		return up, roll, down, fmt.Errorf("scale down: %w", err)
+	}
+	ok, gone := tracker.waitFor(ctx, scaleTimeout, func(s trackerSnapshot) bool { return s.all == 0 })
+	down.Completed = ok
+	down.Seconds = round(gone.Sub(start).Seconds(), 3)
+	down.PodsPerSecond = round(float64(n)/gone.Sub(start).Seconds(), 1)
+	down.PodLatencyMs = summarize(tracker.goneLatencies(start))
+	fillCPU(&down, cpu)
+	down.KubeAPIWrites, down.TAppAPIWrites = writes(ctx)
+	b.logf("scale-down %-20s %d→0 in %6.2fs, %.1f pods/s, completed=%v", kind, n, down.Seconds, down.PodsPerSecond, ok)
+	if !ok {
+		return up, roll, down, fmt.Errorf("scale-down did not complete in %s: %d pods left", scaleTimeout, tracker.snapshot().all)
+	}
+	return up, roll, down, nil
+}
+
+func fillCPU(r *WorkloadRun, cpu *cpuMeter) {
+	r.ServerCPUSeconds = cpu.used("tapp-apiserver")
+	r.KubeAPIServerCPUSeconds = cpu.used("kube-apiserver")
+	r.ControllerManagerCPUSeconds = cpu.used("kube-controller-manager")
+	r.SchedulerCPUSeconds = cpu.used("kube-scheduler")
+	r.EtcdCPUSeconds = cpu.used("etcd")
+	r.BenchmarkProcessCPUSeconds = cpu.used("self")
+}
+
+// deleteLeftoverPods force-deletes what a failed run left behind so the next kind starts clean.
+func (b *bench) deleteLeftoverPods(ns string, tracker *podTracker) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if tracker.snapshot().all == 0 {
+		return
+	}
+	zero := int64(0)
+	if err := b.kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{}); err != nil {
+		b.logf("deleting the pods left in %s: %v", ns, err)
+	}
+	tracker.waitFor(ctx, 2*time.Minute, func(s trackerSnapshot) bool { return s.all == 0 })
+}
+
+// writeCounter snapshots the write requests of kube-apiserver and tapp-apiserver; the function it returns
+// gives the requests since.
+func (b *bench) writeCounter(ctx context.Context) func(context.Context) (map[string]int, map[string]int) {
+	direct := directConfig(b.cluster, b.clientConfig)
+	kubeBefore, err1 := requestCounts(ctx, b.clientConfig)
+	tappBefore, err2 := requestCounts(ctx, direct)
+	return func(ctx context.Context) (map[string]int, map[string]int) {
+		var kube, tapp map[string]int
+		if err1 == nil {
+			if after, err := requestCounts(ctx, b.clientConfig); err == nil {
+				kube = requestDelta(kubeBefore, after)
+			}
+		}
+		if err2 == nil {
+			if after, err := requestCounts(ctx, direct); err == nil {
+				tapp = requestDelta(tappBefore, after)
+			}
+		}
+		return kube, tapp
+	}
+}
+
+// profile takes, in the background, a CPU profile of tapp-apiserver during a TApp phase when --profile is set.
+func (b *bench) profile(ctx context.Context, kind, phase string) {
+	if b.opts.profileSeconds <= 0 || kind != kindTApp {
+		return
+	}
+	dir := filepath.Join(b.opts.outDir, "profiles")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.logf("profile: %v", err)
+		return
+	}
+	path := filepath.Join(dir, "tapp-apiserver-"+phase+".pprof")
+	direct := directConfig(b.cluster, b.clientConfig)
+	go func() {
+		// Halfway through, where the controller's goroutines wait (client rate limiter, API calls).
+		sleepCtx(ctx, time.Duration(b.opts.profileSeconds)*time.Second/2)
+		if err := saveGoroutines(ctx, direct, filepath.Join(dir, "tapp-apiserver-"+phase+"-goroutines.txt")); err != nil {
+			b.logf("goroutines during %s: %v", phase, err)
+		}
+	}()
+	go func() {
+		if err := saveProfile(ctx, direct, b.opts.profileSeconds, path); err != nil {
+			b.logf("profile of %s: %v", phase, err)
+			return
+		}
+		b.logf("CPU profile of tapp-apiserver during the TApp %s: %s", phase, path)
+	}()
+}
