@@ -35,7 +35,10 @@
 //   - If CanUpdateInPlace is false, recreate. Otherwise, if ChangedImages is empty, just Apply (metadata only).
 //     Else Begin, then Apply with the pod Begin returned (optionally after TrafficDrained, to let endpoints
 //     drop the pod first). Put the instance and hash labels in Target.Labels.
-//   - On a Conflict from Apply (apierrors.IsConflict), requeue and decide again from a fresh cache.
+//   - Never run two updates of one pod at once, and never compute one from a cache older than its own last
+//     write (expectations): Apply's patch is bound to the pod's UID, not to its resourceVersion, so that the
+//     kubelet's status writes do not make it fail. On ErrPodReplaced or any error, requeue and decide again
+//     from a fresh cache.
 //   - Count a pod for which InProgress is true as unavailable/updating. On each sync of such a pod, call Check:
 //     when Done, call Complete; when Failed, record Message as a warning event (once per distinct message) and
 //     keep waiting; a newer template may be applied in place over it.

@@ -123,12 +123,15 @@ func UpdatedPod(pod *corev1.Pod, t Target, now time.Time) (*corev1.Pod, error) {
 
 // SpecPatch returns a strategic merge patch that turns old into updated, where updated differs from old only
 // in labels, annotations and regular container images (as UpdatedPod produces). Containers are addressed by
-// name and removed keys are sent as null. The patch carries old's resourceVersion as a precondition, so the API
-// server answers Conflict if the pod changed since old was read. It returns an error if old has no
-// resourceVersion or updated differs from old in anything else.
+// name and removed keys are sent as null. The patch carries old's UID, so it cannot land on another pod of the
+// same name (the API server refuses a change of metadata.uid with 422 Invalid). It does not carry the
+// resourceVersion: the kubelet rewrites the status of a pod as soon as its readiness gate goes False, so a
+// resourceVersion precondition would fail on nearly every update for a change the patch does not touch. The
+// keys it sets are written by the in-place updater only, whose caller serializes the updates of a pod (see
+// Updater). It returns an error if old has no UID or updated differs from old in anything else.
 func SpecPatch(old, updated *corev1.Pod) ([]byte, error) {
-	if old.ResourceVersion == "" {
-		return nil, fmt.Errorf("pod %s/%s has no resourceVersion to use as a precondition", old.Namespace, old.Name)
+	if old.UID == "" {
+		return nil, fmt.Errorf("pod %s/%s has no UID to use as a precondition", old.Namespace, old.Name)
 	}
 	// Reject anything this patch would not carry.
 	check := updated.DeepCopy()
@@ -144,7 +147,7 @@ func SpecPatch(old, updated *corev1.Pod) ([]byte, error) {
 		return nil, fmt.Errorf("pod %s/%s: only labels, annotations and container images can be patched in place", old.Namespace, old.Name)
 	}
 
-	metadata := map[string]any{"resourceVersion": old.ResourceVersion}
+	metadata := map[string]any{"uid": old.UID}
 	if m := mapDiff(old.Labels, updated.Labels); len(m) > 0 {
 		metadata["labels"] = m
 	}

@@ -200,6 +200,7 @@ func TestSpecPatch(t *testing.T) {
 
 	var decoded struct {
 		Metadata struct {
+			UID             string             `json:"uid"`
 			ResourceVersion string             `json:"resourceVersion"`
 			Labels          map[string]*string `json:"labels"`
 		} `json:"metadata"`
@@ -210,8 +211,8 @@ func TestSpecPatch(t *testing.T) {
 	if err := json.Unmarshal(data, &decoded); err != nil {
 		t.Fatal(err)
 	}
-	if decoded.Metadata.ResourceVersion != "10" {
-		t.Errorf("resourceVersion precondition = %q, want 10", decoded.Metadata.ResourceVersion)
+	if decoded.Metadata.UID != "uid-1" || decoded.Metadata.ResourceVersion != "" {
+		t.Errorf("uid, resourceVersion in the patch = %q, %q; want uid-1 and none", decoded.Metadata.UID, decoded.Metadata.ResourceVersion)
 	}
 	if v, ok := decoded.Metadata.Labels["tier"]; !ok || v != nil {
 		t.Errorf("removed label must be sent as null: %s", data)
@@ -251,9 +252,9 @@ func TestSpecPatchRefusesOtherChanges(t *testing.T) {
 	if _, err := SpecPatch(pod, changed); err == nil {
 		t.Error("want an error for an init container image change")
 	}
-	noRV := pod.DeepCopy()
-	noRV.ResourceVersion = ""
-	if _, err := SpecPatch(noRV, noRV.DeepCopy()); err == nil {
-		t.Error("want an error without a resourceVersion precondition")
+	noUID := pod.DeepCopy()
+	noUID.UID = ""
+	if _, err := SpecPatch(noUID, noUID.DeepCopy()); err == nil {
+		t.Error("want an error without a UID precondition")
 	}
 }

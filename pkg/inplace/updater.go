@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,18 +28,25 @@ var (
 	// ErrStateChanged is returned by Complete when the pod's in-place update state is no longer the one it was
 	// asked to complete; requeue and look again.
 	ErrStateChanged = errors.New("in-place update state changed since the pod was read")
+	// ErrPodReplaced is returned by Apply when the pod was deleted and another of the same name created.
+	ErrPodReplaced = errors.New("pod was replaced by another of the same name")
 )
 
 // Updater performs the API writes of in-place updates. Every write is a patch built from a deep copy; the pods
-// passed in (typically informer cache objects) are never modified. Writes carry the resourceVersion of the pod
-// they were computed from as a precondition.
+// passed in (typically informer cache objects) are never modified.
 //
-// Status writes (Begin, Complete, EnsureReadinessGateTrue) only touch the ReadinessGate condition; on Conflict
-// they re-read the pod from the API server and retry a few times, since their outcome does not depend on the
-// rest of the pod (the kubelet writes pod status often). Apply does not retry: a Conflict is returned to the
-// caller, which should requeue and decide again from a fresh view.
+// Status writes (Begin, Complete, EnsureReadinessGateTrue) carry the resourceVersion of the pod they were
+// computed from; they only touch the ReadinessGate condition, so on Conflict they re-read the pod from the API
+// server and retry a few times. Apply carries the pod's UID instead (see SpecPatch) and does not retry;
+// Complete removes the state annotation only if it still holds the value it saw (removeState).
+//
+// The caller must not run two updates of one pod at once, nor compute one from a view older than its own last
+// write (a controller's expectations do this): Apply's patch does not detect a concurrent change of images.
 type Updater struct {
 	Client kubernetes.Interface
+	// StatusClient, if set, makes the readiness-gate condition writes and their re-reads, so that they can
+	// have a rate limit of their own (as a kubelet's status writes do); nil means Client.
+	StatusClient kubernetes.Interface
 	// Clock stamps the state annotation and condition transitions; nil means the real clock.
 	Clock clock.PassiveClock
 }
@@ -62,9 +70,9 @@ func (u *Updater) Begin(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, erro
 }
 
 // Apply moves the pod to t in place (see UpdatedPod for exactly what changes) with one strategic merge patch
-// carrying the pod's resourceVersion as a precondition. A Conflict (the pod changed since it was read) is
-// returned as is (apierrors.IsConflict works on it). Nothing is written if nothing changes; the returned pod
-// is then the one passed in and must not be modified.
+// carrying the pod's UID (SpecPatch). If the pod was replaced by another of the same name, an error wrapping
+// ErrPodReplaced is returned. Nothing is written if nothing changes; the returned pod is then the one passed
+// in and must not be modified.
 //
 // If images change on a pod that has the readiness gate, its gate condition must already be False (Begin),
 // otherwise ErrNotBegun is returned. A change of labels/annotations only needs no Begin.
@@ -91,9 +99,26 @@ func (u *Updater) Apply(ctx context.Context, pod *corev1.Pod, t Target) (*corev1
 	}
 	out, err := u.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{})
 	if err != nil {
+		if uidRefused(err) {
+			return nil, fmt.Errorf("patching pod %s/%s in place: %w (%v)", pod.Namespace, pod.Name, ErrPodReplaced, err)
+		}
 		return nil, fmt.Errorf("patching pod %s/%s in place: %w", pod.Namespace, pod.Name, err)
 	}
 	return out, nil
+}
+
+// uidRefused reports whether err is the API server's refusal of a patch whose metadata.uid is not the pod's.
+func uidRefused(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	for _, c := range status.Status().Details.Causes {
+		if c.Field == "metadata.uid" {
+			return true
+		}
+	}
+	return false
 }
 
 // Complete ends an in-place update: it sets the ReadinessGate condition to True (reason InPlaceUpdated), after
@@ -123,26 +148,46 @@ func (u *Updater) Complete(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, e
 	if !found {
 		return cur, nil
 	}
-	return u.retry(ctx, cur, func(p *corev1.Pod) (*corev1.Pod, error) {
-		if _, ok := p.Annotations[StateAnnotation]; !ok {
-			return p, nil // already removed
-		}
-		if err := sameState(p); err != nil {
-			return nil, err
-		}
-		data, err := json.Marshal(map[string]any{"metadata": map[string]any{
-			"resourceVersion": p.ResourceVersion,
-			"annotations":     map[string]any{StateAnnotation: nil},
-		}})
-		if err != nil {
-			return nil, err
-		}
-		out, err := u.Client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("removing %s from pod %s/%s: %w", StateAnnotation, p.Namespace, p.Name, err)
-		}
+	return u.removeState(ctx, cur, seen)
+}
+
+// removeState removes the state annotation if it still has the value seen, with a JSON patch whose test
+// operations are the precondition: unlike a resourceVersion, they do not fail on the kubelet's status writes,
+// which follow the gate's change at once.
+func (u *Updater) removeState(ctx context.Context, pod *corev1.Pod, seen string) (*corev1.Pod, error) {
+	path := "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(StateAnnotation)
+	ops := []map[string]any{
+		{"op": "test", "path": path, "value": seen},
+		{"op": "remove", "path": path},
+	}
+	if pod.UID != "" {
+		ops = append([]map[string]any{{"op": "test", "path": "/metadata/uid", "value": pod.UID}}, ops...)
+	}
+	data, err := json.Marshal(ops)
+	if err != nil {
+		return nil, err
+	}
+	out, err := u.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.JSONPatchType, data, metav1.PatchOptions{})
+	if err == nil {
 		return out, nil
-	})
+	}
+	if !apierrors.IsInvalid(err) {
+		return nil, fmt.Errorf("removing %s from pod %s/%s: %w", StateAnnotation, pod.Namespace, pod.Name, err)
+	}
+	// A test failed: see why on the pod as it is now.
+	fresh, gerr := u.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	switch {
+	case gerr != nil:
+		return nil, gerr
+	case pod.UID != "" && fresh.UID != pod.UID:
+		return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, ErrPodReplaced)
+	}
+	if v, ok := fresh.Annotations[StateAnnotation]; !ok {
+		return fresh, nil // already removed
+	} else if v != seen {
+		return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, ErrStateChanged)
+	}
+	return nil, fmt.Errorf("removing %s from pod %s/%s: %w", StateAnnotation, pod.Namespace, pod.Name, err)
 }
 
 // EnsureReadinessGateTrue sets the ReadinessGate condition to True (reason NotUpdating) on a pod that has the
@@ -168,7 +213,11 @@ func (u *Updater) EnsureReadinessGateTrue(ctx context.Context, pod *corev1.Pod) 
 // setGate writes the ReadinessGate condition through pods/status, retrying on Conflict from a fresh read.
 // guard, if set, is checked on every version of the pod before writing.
 func (u *Updater) setGate(ctx context.Context, pod *corev1.Pod, status corev1.ConditionStatus, reason, message string, guard func(*corev1.Pod) error) (*corev1.Pod, error) {
-	return u.retry(ctx, pod, func(p *corev1.Pod) (*corev1.Pod, error) {
+	client := u.StatusClient
+	if client == nil {
+		client = u.Client
+	}
+	return u.retry(ctx, client, pod, func(p *corev1.Pod) (*corev1.Pod, error) {
 		if guard != nil {
 			if err := guard(p); err != nil {
 				return nil, err
@@ -182,7 +231,7 @@ func (u *Updater) setGate(ctx context.Context, pod *corev1.Pod, status corev1.Co
 		if err != nil {
 			return nil, err
 		}
-		out, err := u.Client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{}, "status")
+		out, err := client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{}, "status")
 		if err != nil {
 			return nil, fmt.Errorf("setting condition %s=%s on pod %s/%s: %w", ReadinessGate, status, p.Namespace, p.Name, err)
 		}
@@ -190,9 +239,9 @@ func (u *Updater) setGate(ctx context.Context, pod *corev1.Pod, status corev1.Co
 	})
 }
 
-// retry runs write on pod and, while it fails with Conflict, on a fresh copy read from the API server. It
-// stops if the pod was replaced by another one of the same name.
-func (u *Updater) retry(ctx context.Context, pod *corev1.Pod, write func(*corev1.Pod) (*corev1.Pod, error)) (*corev1.Pod, error) {
+// retry runs write on pod and, while it fails with Conflict, on a fresh copy read through client. It stops
+// if the pod was replaced by another one of the same name.
+func (u *Updater) retry(ctx context.Context, client kubernetes.Interface, pod *corev1.Pod, write func(*corev1.Pod) (*corev1.Pod, error)) (*corev1.Pod, error) {
 	cur := pod
 	var result *corev1.Pod
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -204,7 +253,7 @@ func (u *Updater) retry(ctx context.Context, pod *corev1.Pod, write func(*corev1
 		if !apierrors.IsConflict(err) {
 			return err
 		}
-		fresh, gerr := u.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		fresh, gerr := client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 		if gerr != nil {
 			return gerr
 		}

@@ -4,17 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"reflect"
 	"strconv"
 	"testing"
 	"time"
 
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	testingclock "k8s.io/utils/clock/testing"
@@ -28,12 +32,15 @@ type sentPatch struct {
 }
 
 // apiServer wraps a fake clientset with a pod patch handler that behaves like the API server on what matters
-// here: a metadata.resourceVersion in the patch is a precondition (Conflict otherwise), every write bumps the
-// resourceVersion, the status subresource only changes status and the main resource never changes status.
+// here: a metadata.resourceVersion in the patch is a precondition (Conflict otherwise), a metadata.uid other
+// than the pod's is refused as an immutable-field change (422), every write bumps the resourceVersion, the
+// status subresource only changes status and the main resource never changes status.
 type apiServer struct {
 	*fake.Clientset
 	patches []sentPatch
 	gets    int
+	// afterStatusWrite, if set, runs after every pods/status patch (the kubelet reacting to it).
+	afterStatusWrite func(*corev1.Pod)
 }
 
 func newAPIServer(t *testing.T, pods ...*corev1.Pod) *apiServer {
@@ -50,21 +57,48 @@ func newAPIServer(t *testing.T, pods ...*corev1.Pod) *apiServer {
 	s.PrependReactor("patch", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		pa := action.(k8stesting.PatchAction)
 		s.patches = append(s.patches, sentPatch{subresource: pa.GetSubresource(), data: pa.GetPatch()})
-		if pa.GetPatchType() != "application/strategic-merge-patch+json" {
-			t.Errorf("unexpected patch type %s", pa.GetPatchType())
-		}
 		obj, err := s.Tracker().Get(podsGVR, pa.GetNamespace(), pa.GetName())
 		if err != nil {
 			return true, nil, err
 		}
 		cur := obj.(*corev1.Pod)
+		if pa.GetPatchType() == types.JSONPatchType {
+			// Test operations that fail answer 422, as the API server does.
+			patch, err := jsonpatch.DecodePatch(pa.GetPatch())
+			if err != nil {
+				return true, nil, apierrors.NewBadRequest(err.Error())
+			}
+			curJSON, _ := json.Marshal(cur)
+			out, err := patch.Apply(curJSON)
+			if err != nil {
+				return true, nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "patch", schema.GroupResource{}, "", err.Error(), 0, false)
+			}
+			result := &corev1.Pod{}
+			if err := json.Unmarshal(out, result); err != nil {
+				return true, nil, err
+			}
+			result.Status = cur.Status
+			s.bumpRV(result)
+			if err := s.Tracker().Update(podsGVR, result, result.Namespace); err != nil {
+				return true, nil, err
+			}
+			return true, result.DeepCopy(), nil
+		}
+		if pa.GetPatchType() != types.StrategicMergePatchType {
+			t.Errorf("unexpected patch type %s", pa.GetPatchType())
+		}
 		var pre struct {
 			Metadata struct {
-				ResourceVersion string `json:"resourceVersion"`
+				ResourceVersion string    `json:"resourceVersion"`
+				UID             types.UID `json:"uid"`
 			} `json:"metadata"`
 		}
 		if err := json.Unmarshal(pa.GetPatch(), &pre); err != nil {
 			return true, nil, err
+		}
+		if uid := pre.Metadata.UID; uid != "" && uid != cur.UID {
+			return true, nil, apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, cur.Name, field.ErrorList{
+				field.Invalid(field.NewPath("metadata", "uid"), uid, "field is immutable")})
 		}
 		if rv := pre.Metadata.ResourceVersion; rv != "" && rv != cur.ResourceVersion {
 			return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, cur.Name,
@@ -89,6 +123,9 @@ func newAPIServer(t *testing.T, pods ...*corev1.Pod) *apiServer {
 		s.bumpRV(result)
 		if err := s.Tracker().Update(podsGVR, result, result.Namespace); err != nil {
 			return true, nil, err
+		}
+		if pa.GetSubresource() == "status" && s.afterStatusWrite != nil {
+			s.afterStatusWrite(result)
 		}
 		return true, result.DeepCopy(), nil
 	})
@@ -354,7 +391,7 @@ func TestApplyRequiresBegin(t *testing.T) {
 	}
 }
 
-func TestApplyConflictSurfaces(t *testing.T) {
+func TestApplyIgnoresChangesItDoesNotTouch(t *testing.T) {
 	previous := template()
 	pod := podFrom(previous)
 	s := newAPIServer(t, pod)
@@ -363,18 +400,41 @@ func TestApplyConflictSurfaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Someone changes the pod after we read it.
+	// The kubelet reports the gate (a new resourceVersion) and someone labels the pod after we read it.
 	s.kubelet(t, pod, func(p *corev1.Pod) { p.Labels["someone"] = "else" })
 
-	_, err = u.Apply(context.Background(), begun, Target{Previous: previous, Desired: withImage(previous, "app", "nginx:1.26")})
-	if !apierrors.IsConflict(err) {
-		t.Fatalf("Apply error = %v, want a conflict", err)
+	applied, err := u.Apply(context.Background(), begun, Target{Previous: previous, Desired: withImage(previous, "app", "nginx:1.26")})
+	if err != nil {
+		t.Fatalf("Apply error = %v, want the update applied", err)
 	}
-	if s.gets != 0 || len(s.patches) != 2 {
-		t.Errorf("Apply retried: gets %d, patches %d", s.gets, len(s.patches))
+	got := s.stored(t, pod)
+	if imagesOf(got)["app"] != "nginx:1.26" || !InProgress(got) || got.Labels["someone"] != "else" {
+		t.Errorf("stored pod: images %v, in progress %v, labels %v; want the new image, the state and the other label",
+			imagesOf(got), InProgress(got), got.Labels)
+	}
+	if applied.ResourceVersion != got.ResourceVersion || s.gets != 0 {
+		t.Errorf("Apply returned resourceVersion %s (stored %s), gets %d", applied.ResourceVersion, got.ResourceVersion, s.gets)
+	}
+}
+
+func TestApplyRefusesAReplacedPod(t *testing.T) {
+	previous := template()
+	pod := podFrom(previous)
+	s := newAPIServer(t, pod)
+	u := &Updater{Client: s, Clock: testingclock.NewFakePassiveClock(t0)}
+	begun, err := u.Begin(context.Background(), pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The pod is deleted and created again under the same name.
+	s.kubelet(t, pod, func(p *corev1.Pod) { p.UID = "uid-2" })
+
+	_, err = u.Apply(context.Background(), begun, Target{Previous: previous, Desired: withImage(previous, "app", "nginx:1.26")})
+	if !errors.Is(err, ErrPodReplaced) {
+		t.Fatalf("Apply error = %v, want ErrPodReplaced", err)
 	}
 	if got := s.stored(t, pod); imagesOf(got)["app"] != "nginx:1.25" || InProgress(got) {
-		t.Error("the pod was changed despite the conflict")
+		t.Error("the new pod was changed")
 	}
 }
 
@@ -504,4 +564,75 @@ func TestEnsureReadinessGateTrueRechecksAfterConflict(t *testing.T) {
 	if GateStatus(s.stored(t, pod)) != corev1.ConditionFalse {
 		t.Error("gate set True on a pod with an update in progress")
 	}
+}
+
+func TestGateWritesGoThroughTheStatusClient(t *testing.T) {
+	pod := podFrom(template())
+	status := newAPIServer(t, pod)
+	main := fake.NewClientset()
+	u := &Updater{Client: main, StatusClient: status, Clock: testingclock.NewFakePassiveClock(t0)}
+	if _, err := u.Begin(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	if len(status.patches) != 1 || status.patches[0].subresource != "status" {
+		t.Errorf("patches through the status client = %+v, want one of pods/status", status.patches)
+	}
+	if n := len(main.Actions()); n != 0 {
+		t.Errorf("%d requests through the main client, want 0", n)
+	}
+}
+
+func TestCompleteIgnoresTheKubeletsStatusWrites(t *testing.T) {
+	ctx := context.Background()
+	s, u, pod, applied := updateApplied(t)
+	// The kubelet answers every gate change with a status write of its own, before our next write.
+	s.afterStatusWrite = func(p *corev1.Pod) {
+		s.kubelet(t, p, func(p *corev1.Pod) { p.Status.Message = "kubelet was here " + p.ResourceVersion })
+	}
+	done, err := u.Complete(ctx, applied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.stored(t, pod)
+	if InProgress(got) || GateStatus(got) != corev1.ConditionTrue || InProgress(done) {
+		t.Errorf("after Complete: in progress %v, gate %s; want done and True", InProgress(got), GateStatus(got))
+	}
+	if s.gets != 0 {
+		t.Errorf("Complete re-read the pod %d times; the kubelet's status write must not make the annotation removal fail", s.gets)
+	}
+}
+
+func TestCompleteLeavesAStateItDidNotSee(t *testing.T) {
+	ctx := context.Background()
+	s, u, pod, applied := updateApplied(t)
+	// Right after the gate goes True, another writer replaces the state annotation.
+	s.afterStatusWrite = func(p *corev1.Pod) {
+		s.kubelet(t, p, func(p *corev1.Pod) { p.Annotations[StateAnnotation] = `{"revision":"other"}` })
+	}
+	if _, err := u.Complete(ctx, applied); !errors.Is(err, ErrStateChanged) {
+		t.Fatalf("Complete error = %v, want ErrStateChanged", err)
+	}
+	if got := s.stored(t, pod); got.Annotations[StateAnnotation] != `{"revision":"other"}` {
+		t.Errorf("state annotation = %q, want the other writer's", got.Annotations[StateAnnotation])
+	}
+}
+
+// updateApplied returns a fake API server holding a pod of template() being moved in place to nginx:1.26
+// (Begin and Apply done), the Updater, the pod as created and the pod Apply returned.
+func updateApplied(t *testing.T) (*apiServer, *Updater, *corev1.Pod, *corev1.Pod) {
+	t.Helper()
+	ctx := context.Background()
+	previous := template()
+	pod := podFrom(previous)
+	s := newAPIServer(t, pod)
+	u := &Updater{Client: s, Clock: testingclock.NewFakePassiveClock(t0)}
+	begun, err := u.Begin(ctx, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied, err := u.Apply(ctx, begun, Target{Previous: previous, Desired: withImage(previous, "app", "nginx:1.26")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, u, pod, applied
 }

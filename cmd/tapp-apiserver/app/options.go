@@ -11,6 +11,8 @@ import (
 	"k8s.io/apiserver/pkg/admission"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/admission/nodepool"
@@ -37,6 +39,10 @@ type Options struct {
 	WriteKubeconfig string
 	// AlternateDNS are extra DNS names for the self-signed serving certificate, e.g. <service>.<namespace>.svc.
 	AlternateDNS []string
+	// PodTemplateCheckQPS and PodTemplateCheckBurst limit the dry-run pod creates of TAppPodTemplateDryRun;
+	// a QPS of 0 sets no client-side limit.
+	PodTemplateCheckQPS   float32
+	PodTemplateCheckBurst int
 	// Controllers configures the controllers embedded in cluster mode.
 	Controllers *manager.Options
 
@@ -57,8 +63,8 @@ func NewOptions(stdout io.Writer) *Options {
 	// Object-count quotas: kube-apiserver only proxies our resources, so quota is enforced here.
 	quota.Register(o.Recommended.Admission.Plugins)
 	// Pod templates of TApps are checked with a dry-run pod create; NodePools with nodes cannot be deleted.
-	// Both get their clients from the standard initializer. They run before ResourceQuota, which charges
-	// usage when it admits and must therefore come last.
+	// The dry runs go through a client of their own (see ExtraAdmissionInitializers below). Both run before
+	// ResourceQuota, which charges usage when it admits and must therefore come last.
 	podtemplate.Register(o.Recommended.Admission.Plugins)
 	nodepool.Register(o.Recommended.Admission.Plugins)
 	o.Recommended.Admission.RecommendedPluginOrder = append(o.Recommended.Admission.RecommendedPluginOrder,
@@ -68,7 +74,22 @@ func NewOptions(stdout io.Writer) *Options {
 		if err != nil {
 			return nil, err
 		}
-		return []admission.PluginInitializer{quotaInitializer}, nil
+		initializers := []admission.PluginInitializer{quotaInitializer}
+		if c.ClientConfig != nil {
+			// The dry runs get a client and a rate limit of their own (the shared external clientset has
+			// client-go's default of 5 requests per second for the whole server).
+			config := rest.CopyConfig(c.ClientConfig)
+			config.QPS, config.Burst = o.PodTemplateCheckQPS, o.PodTemplateCheckBurst
+			if config.QPS <= 0 {
+				config.QPS = -1 // no client-side limit: kube-apiserver's priority and fairness applies
+			}
+			client, err := kubernetes.NewForConfig(config)
+			if err != nil {
+				return nil, err
+			}
+			initializers = append(initializers, podtemplate.NewInitializer(client))
+		}
+		return initializers, nil
 	}
 	return o
 }
@@ -88,6 +109,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Write a kubeconfig that reaches this server directly to this file once it serves (standalone mode).")
 	fs.StringSliceVar(&o.AlternateDNS, "alternate-dns", o.AlternateDNS,
 		"Extra DNS names for the self-signed serving certificate, e.g. api.tapp-system.svc.")
+	fs.Float32Var(&o.PodTemplateCheckQPS, "pod-template-check-qps", o.PodTemplateCheckQPS,
+		"Queries per second of the dry-run pod creates that the TAppPodTemplateDryRun admission plugin sends to "+
+			"the cluster; 0 sets no client-side limit (kube-apiserver's priority and fairness still applies).")
+	fs.IntVar(&o.PodTemplateCheckBurst, "pod-template-check-burst", o.PodTemplateCheckBurst,
+		"Burst of the dry-run pod creates of TAppPodTemplateDryRun, with --pod-template-check-qps.")
 	o.Controllers.AddFlags(fs)
 }
 
@@ -121,6 +147,12 @@ func (o *Options) Complete() {
 func (o *Options) Validate() error {
 	errs := o.Recommended.Validate()
 	errs = append(errs, o.Controllers.Validate()...)
+	if o.PodTemplateCheckQPS < 0 {
+		errs = append(errs, fmt.Errorf("--pod-template-check-qps must not be negative"))
+	}
+	if o.PodTemplateCheckQPS > 0 && o.PodTemplateCheckBurst < 1 {
+		errs = append(errs, fmt.Errorf("--pod-template-check-burst must be at least 1 when --pod-template-check-qps is set"))
+	}
 	if o.Standalone {
 		if ip := o.Recommended.SecureServing.BindAddress; ip != nil && !ip.IsLoopback() {
 			errs = append(errs, fmt.Errorf("--standalone serves without authentication and binds to loopback only, not %s", ip))

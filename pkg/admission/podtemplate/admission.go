@@ -41,7 +41,8 @@
 //     check is an early answer for the user, not a safety guarantee.
 //
 // The plugin needs the core API, so it only runs in cluster mode; in standalone mode there is no admission
-// chain at all. It gets its client from the standard external kube clientset initializer.
+// chain at all. It sends the dry runs through a client of its own (NewInitializer), or else through the
+// server's shared external clientset.
 package podtemplate
 
 import (
@@ -52,6 +53,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -76,6 +78,9 @@ const PluginName = "TAppPodTemplateDryRun"
 // DefaultTimeout bounds one dry-run pod create.
 const DefaultTimeout = 10 * time.Second
 
+// maxConcurrentChecks bounds the dry-run pod creates of one TApp write in flight at once.
+const maxConcurrentChecks = 8
+
 var tappsResource = tkestack.Resource("tapps")
 
 // Register adds the plugin.
@@ -88,7 +93,8 @@ func Register(plugins *admission.Plugins) {
 // Plugin checks the pod templates of TApps with dry-run pod creates.
 type Plugin struct {
 	*admission.Handler
-	client kubernetes.Interface
+	client    kubernetes.Interface
+	ownClient bool
 	// Timeout bounds one dry-run pod create.
 	Timeout time.Duration
 }
@@ -97,6 +103,7 @@ var (
 	_ admission.ValidationInterface                          = &Plugin{}
 	_ admission.InitializationValidator                      = &Plugin{}
 	_ genericadmissioninitializer.WantsExternalKubeClientSet = &Plugin{}
+	_ WantsDryRunClient                                      = &Plugin{}
 )
 
 // New returns the plugin; it needs a clientset (SetExternalKubeClientSet) before use.
@@ -104,9 +111,41 @@ func New() *Plugin {
 	return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update), Timeout: DefaultTimeout}
 }
 
-// SetExternalKubeClientSet implements genericadmissioninitializer.WantsExternalKubeClientSet.
+// SetExternalKubeClientSet implements genericadmissioninitializer.WantsExternalKubeClientSet. A client given
+// by SetDryRunClient takes precedence.
 func (p *Plugin) SetExternalKubeClientSet(client kubernetes.Interface) {
-	p.client = client
+	if !p.ownClient {
+		p.client = client
+	}
+}
+
+// SetDryRunClient implements WantsDryRunClient.
+func (p *Plugin) SetDryRunClient(client kubernetes.Interface) {
+	p.client, p.ownClient = client, true
+}
+
+// WantsDryRunClient is implemented by a plugin that sends its dry-run pod creates through a client of its own
+// rather than the server's shared external clientset, whose rate limit (client-go's default, 5 requests per
+// second) every other user of that clientset shares.
+type WantsDryRunClient interface {
+	SetDryRunClient(kubernetes.Interface)
+}
+
+// NewInitializer returns the admission initializer that hands client to the plugin. It must come after the
+// generic initializer, as the extra initializers of RecommendedOptions do.
+func NewInitializer(client kubernetes.Interface) admission.PluginInitializer {
+	return dryRunClientInitializer{client: client}
+}
+
+type dryRunClientInitializer struct {
+	client kubernetes.Interface
+}
+
+// Initialize implements admission.PluginInitializer.
+func (i dryRunClientInitializer) Initialize(plugin admission.Interface) {
+	if w, ok := plugin.(WantsDryRunClient); ok {
+		w.SetDryRunClient(i.client)
+	}
 }
 
 // ValidateInitialization implements admission.InitializationValidator.
@@ -141,27 +180,52 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 		namespace = tapp.Namespace
 	}
 
-	var allErrs field.ErrorList
-	for _, name := range names {
+	// The templates are checked concurrently: a TApp's create then waits for its slowest template only.
+	type verdict struct {
+		paths       *podPaths
+		errs        field.ErrorList
+		missing     string
+		unavailable error
+	}
+	verdicts := make([]*verdict, len(names))
+	var wg sync.WaitGroup
+	limit := make(chan struct{}, maxConcurrentChecks)
+	for i, name := range names {
 		pod, paths, err := buildPod(tapp, namespace, name)
 		if err != nil {
 			// Our own validation ran before admission; a template that cannot be built is not ours to judge.
 			klog.ErrorS(err, "Cannot build the dry-run pod of a TApp template", "tapp", klog.KRef(namespace, tapp.Name), "template", name)
 			continue
 		}
-		errs, missing, unavailable := p.dryRun(ctx, pod, paths)
-		if missing != "" {
-			warning.AddWarning(ctx, "", fmt.Sprintf("%s: %s; its pods will be refused until that exists", paths.template, missing))
+		v := &verdict{paths: paths}
+		verdicts[i] = v
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			limit <- struct{}{}
+			defer func() { <-limit }()
+			v.errs, v.missing, v.unavailable = p.dryRun(ctx, pod, paths)
+		}()
+	}
+	wg.Wait()
+
+	var allErrs field.ErrorList
+	for i, v := range verdicts {
+		if v == nil {
+			continue
 		}
-		if unavailable != nil {
-			klog.ErrorS(unavailable, "Pod templates of a TApp could not be checked against the core API; admitting it",
-				"tapp", klog.KRef(namespace, tapp.Name), "template", name)
+		if v.missing != "" {
+			warning.AddWarning(ctx, "", fmt.Sprintf("%s: %s; its pods will be refused until that exists", v.paths.template, v.missing))
+		}
+		if v.unavailable != nil {
+			klog.ErrorS(v.unavailable, "Pod templates of a TApp could not be checked against the core API; admitting it",
+				"tapp", klog.KRef(namespace, tapp.Name), "template", names[i])
 			warning.AddWarning(ctx, "", fmt.Sprintf("the pod templates of this TApp were not checked against the core API (%s); "+
-				"pod creation problems will show in the TApp's events", shortReason(unavailable)))
-			// Later templates would most likely wait for the same timeout: stop here.
+				"pod creation problems will show in the TApp's events", shortReason(v.unavailable)))
+			// One warning says it; the other templates most likely met the same problem.
 			break
 		}
-		allErrs = append(allErrs, errs...)
+		allErrs = append(allErrs, v.errs...)
 	}
 	if len(allErrs) == 0 {
 		return nil

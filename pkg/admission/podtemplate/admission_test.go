@@ -3,11 +3,15 @@ package podtemplate
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,7 +23,9 @@ import (
 	"k8s.io/apiserver/pkg/admission"
 	genericadmissioninitializer "k8s.io/apiserver/pkg/admission/initializer"
 	"k8s.io/apiserver/pkg/warning"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
@@ -60,10 +66,14 @@ type dryRunRecorder struct {
 	opts []metav1.CreateOptions
 }
 
+// created returns the dry-run pods in the order of their first container's image: the plugin sends them
+// concurrently, so the order they arrived in means nothing.
 func (r *dryRunRecorder) created() []*corev1.Pod {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.pods
+	pods := append([]*corev1.Pod(nil), r.pods...)
+	sort.SliceStable(pods, func(i, j int) bool { return pods[i].Spec.Containers[0].Image < pods[j].Spec.Containers[0].Image })
+	return pods
 }
 
 func newPlugin(t *testing.T, respond func(pod *corev1.Pod) error) (*Plugin, *dryRunRecorder) {
@@ -465,9 +475,9 @@ func TestAdmissionRefusalsOfTheCoreAPI(t *testing.T) {
 				if len(warns) != 1 || !strings.Contains(warns[0], tt.warn) || !strings.Contains(warns[0], "not checked against the core API") {
 					t.Errorf("warnings = %q, want one mentioning %q", warns, tt.warn)
 				}
-				// The check gives up after the first template the core API could not judge.
-				if n := len(rec.created()); n != 1 {
-					t.Errorf("%d dry-run creates after the core API failed, want 1", n)
+				// Both templates were tried (concurrently), and one warning says the check was skipped.
+				if n := len(rec.created()); n != 2 {
+					t.Errorf("%d dry-run creates, want 2", n)
 				}
 			}
 		})
@@ -589,4 +599,66 @@ func TestInitializedByTheStandardInitializer(t *testing.T) {
 
 func equalTApps(a, b *tkestack.TApp) bool {
 	return reflect.DeepEqual(a, b)
+}
+
+func TestDryRunClientTakesPrecedence(t *testing.T) {
+	own, rec := newPlugin(t, nil)
+	ownClient := own.client
+	shared := fake.NewClientset()
+	p := New()
+	NewInitializer(ownClient).Initialize(p)
+	p.SetExternalKubeClientSet(shared) // the generic initializer runs first in the server; order must not matter
+	if err, _ := validate(p, admission.Create, newTApp(), nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rec.created()); n != 2 {
+		t.Errorf("%d dry-run creates through the plugin's own client, want 2", n)
+	}
+	if n := len(shared.Actions()); n != 0 {
+		t.Errorf("%d requests through the shared clientset, want 0", n)
+	}
+}
+
+func TestTemplatesAreCheckedConcurrently(t *testing.T) {
+	// A core API whose pod creates each wait until both templates' dry runs have arrived: checked one after the
+	// other, the first would wait in vain. (The fake clientset serializes its reactors, hence a real server.)
+	var arrived sync.WaitGroup
+	arrived.Add(2)
+	var mu sync.Mutex
+	requests := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		requests++
+		n := requests
+		mu.Unlock()
+		if n <= 2 {
+			arrived.Done()
+		}
+		done := make(chan struct{})
+		go func() { arrived.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			w.WriteHeader(http.StatusGatewayTimeout)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write(body)
+	}))
+	defer srv.Close()
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, QPS: -1, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := New()
+	NewInitializer(client).Initialize(p)
+	err, warns := validate(p, admission.Create, newTApp(), nil, "")
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("Validate = %v, warnings %q; want the TApp admitted without warnings", err, warns)
+	}
+	if requests != 2 {
+		t.Errorf("%d dry-run creates, want 2", requests)
+	}
 }

@@ -9,7 +9,7 @@ import (
 // registry lists every controller by the name --controllers uses.
 var registry = map[string]initFunc{
 	tapp.Name: func(c *Context) (Controller, error) {
-		return tapp.NewController(c.KubeClient, c.Client,
+		return tapp.NewController(c.KubeClient, c.PodStatusClient, c.Client,
 			c.KubeInformers.Core().V1().Pods(), c.KubeInformers.Core().V1().Nodes(),
 			c.Informers.TKEStackApps().V1().TApps(), c.Recorder)
 	},

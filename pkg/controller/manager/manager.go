@@ -34,8 +34,14 @@ const Component = "tapp-apiserver-controllers"
 
 // Context is what a controller is built from. The informer factories are shared by every controller of one
 // leadership term and started by the manager after all controllers have registered their informers.
+// Each controller gets its own clients, each with the rate limit of --controller-kube-api-qps/-burst.
 type Context struct {
-	KubeClient    kubernetes.Interface
+	// KubeClient reaches the cluster.
+	KubeClient kubernetes.Interface
+	// PodStatusClient reaches the cluster for pod status writes (the readiness-gate condition of in-place
+	// updates, the writes a kubelet would otherwise make with its own budget).
+	PodStatusClient kubernetes.Interface
+	// Client reaches this server.
 	Client        versioned.Interface
 	KubeInformers informers.SharedInformerFactory
 	Informers     externalversions.SharedInformerFactory
@@ -90,7 +96,21 @@ func Run(ctx context.Context, o *Options, kubeConfig, serverConfig *rest.Config)
 		}
 		var running []Controller
 		for _, name := range enabled {
-			ctrl, err := registry[name](c)
+			// Every controller gets clients with rate limits of their own, as kube-controller-manager's
+			// controllers do, so that one busy controller does not slow the others down.
+			own := *c
+			var err error
+			if own.KubeClient, err = kubernetes.NewForConfig(withLimits(kubeConfig, o)); err == nil {
+				own.PodStatusClient, err = kubernetes.NewForConfig(withLimits(kubeConfig, o))
+			}
+			if err == nil {
+				own.Client, err = versioned.NewForConfig(withLimits(serverConfig, o))
+			}
+			if err != nil {
+				klog.ErrorS(err, "Cannot create the clients of a controller", "controller", name)
+				continue
+			}
+			ctrl, err := registry[name](&own)
 			if err != nil {
 				klog.ErrorS(err, "Cannot start controller", "controller", name)
 				continue

@@ -2,25 +2,20 @@ package nodepool
 
 import (
 	"context"
-	"errors"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/nodepool/policy"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/workloop"
 	"github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned"
 	openyurtinformers "github.com/tapp-io/tapp-apiserver/pkg/generated/informers/externalversions/openyurt/v1alpha1"
 	openyurtlisters "github.com/tapp-io/tapp-apiserver/pkg/generated/listers/openyurt/v1alpha1"
@@ -28,6 +23,9 @@ import (
 
 // Name is the controller's name in --controllers, the workqueue and metrics.
 const Name = "nodepool"
+
+// metrics are the controller's nodepool_controller_sync_duration_seconds and nodepool_controller_actions_total.
+var metrics = workloop.NewMetrics(Name+"_controller", "NodePool")
 
 // byPool indexes nodes by every pool they refer to (policy.PoolsOf).
 const byPool = "nodepool.openyurt.io/pool"
@@ -43,6 +41,7 @@ type Controller struct {
 	synced     []cache.InformerSynced
 
 	queue    workqueue.TypedRateLimitingInterface[string]
+	loop     *workloop.Loop
 	recorder record.EventRecorder
 	clock    clock.Clock
 }
@@ -58,10 +57,9 @@ func NewController(kubeClient kubernetes.Interface, client versioned.Interface,
 		pools:      poolInformer.Lister(),
 		nodes:      nodeInformer.Lister(),
 		nodeIndex:  nodeInformer.Informer().GetIndexer(),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name}),
-		recorder: recorder,
-		clock:    clock.RealClock{},
+		queue:      workloop.NewQueue(Name),
+		recorder:   recorder,
+		clock:      clock.RealClock{},
 	}
 	if err := nodeInformer.Informer().AddIndexers(cache.Indexers{
 		byPool: func(obj any) ([]string, error) {
@@ -89,73 +87,13 @@ func NewController(kubeClient kubernetes.Interface, client versioned.Interface,
 		return nil, err
 	}
 	c.synced = []cache.InformerSynced{poolInformer.Informer().HasSynced, nodeInformer.Informer().HasSynced}
+	c.loop = &workloop.Loop{Name: Name, Kind: "NodePool", Queue: c.queue, Synced: c.synced, Sync: c.sync, Clock: c.clock, Metrics: metrics}
 	return c, nil
 }
 
 // Run syncs NodePools with workers goroutines until ctx is done, and returns once the workers stopped.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	logger := klog.FromContext(ctx).WithValues("controller", Name)
-	if !cache.WaitForNamedCacheSync(Name, ctx.Done(), c.synced...) {
-		return
-	}
-	logger.Info("Controller started", "workers", workers)
-	done := make(chan struct{}, workers)
-	for i := 0; i < workers; i++ {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			wait.UntilWithContext(ctx, c.worker, time.Second)
-		}()
-	}
-	<-ctx.Done()
-	c.queue.ShutDown()
-	for i := 0; i < workers; i++ {
-		<-done
-	}
-	logger.Info("Controller stopped")
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for c.processNext(ctx) {
-	}
-}
-
-func (c *Controller) processNext(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	start := c.clock.Now()
-	err := c.sync(ctx, key)
-	observeSync(c.clock.Since(start), err)
-	if err == nil {
-		c.queue.Forget(key)
-		return true
-	}
-	if isConflict(err) {
-		klog.FromContext(ctx).V(2).Info("Conflict, syncing again", "nodepool", key, "err", err)
-	} else {
-		utilruntime.HandleErrorWithContext(ctx, err, "Syncing NodePool", "nodepool", key)
-	}
-	c.queue.AddRateLimited(key)
-	return true
-}
-
-// isConflict reports whether err is a conflict, or an aggregate of conflicts only: a stale cache, retried
-// without reporting an error.
-func isConflict(err error) bool {
-	var agg utilerrors.Aggregate
-	if errors.As(err, &agg) {
-		for _, e := range agg.Errors() {
-			if !isConflict(e) {
-				return false
-			}
-		}
-		return len(agg.Errors()) > 0
-	}
-	return apierrors.IsConflict(err)
+	c.loop.Run(ctx, workers)
 }
 
 func (c *Controller) enqueuePool(obj any) {

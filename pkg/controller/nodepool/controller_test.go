@@ -2,8 +2,6 @@ package nodepool
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
@@ -14,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -426,15 +423,4 @@ func TestRunStopsWithContext(t *testing.T) {
 	}
 	h.kubeInf.Shutdown()
 	h.yurtInf.Shutdown()
-}
-
-func TestIsConflict(t *testing.T) {
-	conflict := apierrors.NewConflict(corev1.Resource("nodes"), "n", nil)
-	wrapped := fmt.Errorf("writing status: %w", conflict)
-	if !isConflict(utilerrors.NewAggregate([]error{conflict, wrapped})) {
-		t.Errorf("an aggregate of conflicts is not a conflict")
-	}
-	if isConflict(utilerrors.NewAggregate([]error{conflict, errors.New("boom")})) || isConflict(errors.New("boom")) {
-		t.Errorf("a real error counts as a conflict")
-	}
 }

@@ -73,7 +73,7 @@ func (c *Controller) syncNode(ctx context.Context, node *corev1.Node) error {
 		return nil
 	}
 	_, err := c.kubeClient.CoreV1().Nodes().Update(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
-	countAction("update-node", err)
+	metrics.CountAction("update-node", err)
 	var subject runtime.Object = node
 	if pool != nil {
 		subject = pool
@@ -108,7 +108,7 @@ func (c *Controller) writeStatus(ctx context.Context, pool *v1alpha1.NodePool, s
 	updated := pool.DeepCopy()
 	updated.Status = status
 	_, err := c.client.OpenYurtAppsV1alpha1().NodePools().UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
-	countAction("update-status", err)
+	metrics.CountAction("update-status", err)
 	if err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}

@@ -3,25 +3,22 @@ package tapp
 import (
 	"context"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/workloop"
 	"github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned"
 	tappinformers "github.com/tapp-io/tapp-apiserver/pkg/generated/informers/externalversions/tkestack/v1"
 	tapplisters "github.com/tapp-io/tapp-apiserver/pkg/generated/listers/tkestack/v1"
@@ -30,6 +27,9 @@ import (
 
 // Name is the controller's name in --controllers, the workqueue and metrics.
 const Name = "tapp"
+
+// metrics are the controller's tapp_controller_sync_duration_seconds and tapp_controller_actions_total.
+var metrics = workloop.NewMetrics(Name+"_controller", "TApp")
 
 // Pod indexes.
 const (
@@ -48,6 +48,7 @@ type Controller struct {
 	synced     []cache.InformerSynced
 
 	queue        workqueue.TypedRateLimitingInterface[string]
+	loop         *workloop.Loop
 	expectations *expectations
 	recorder     record.EventRecorder
 	updater      *inplace.Updater
@@ -55,8 +56,9 @@ type Controller struct {
 }
 
 // NewController builds the TApp controller and registers its informers (pods, nodes, TApps) with their
-// factories, which the caller starts.
-func NewController(kubeClient kubernetes.Interface, client versioned.Interface,
+// factories, which the caller starts. podStatusClient makes the readiness-gate condition writes; it may be
+// kubeClient, or a client with a rate limit of its own.
+func NewController(kubeClient, podStatusClient kubernetes.Interface, client versioned.Interface,
 	podInformer coreinformers.PodInformer, nodeInformer coreinformers.NodeInformer,
 	tappInformer tappinformers.TAppInformer, recorder record.EventRecorder) (*Controller, error) {
 	c := &Controller{
@@ -66,11 +68,10 @@ func NewController(kubeClient kubernetes.Interface, client versioned.Interface,
 		pods:       podInformer.Lister(),
 		podIndex:   podInformer.Informer().GetIndexer(),
 		nodes:      nodeInformer.Lister(),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name}),
-		recorder: recorder,
-		updater:  &inplace.Updater{Client: kubeClient},
-		clock:    clock.RealClock{},
+		queue:      workloop.NewQueue(Name),
+		recorder:   recorder,
+		updater:    &inplace.Updater{Client: kubeClient, StatusClient: podStatusClient},
+		clock:      clock.RealClock{},
 	}
 	c.expectations = newExpectations(c.clock)
 	if err := podInformer.Informer().AddIndexers(cache.Indexers{
@@ -110,58 +111,13 @@ func NewController(kubeClient kubernetes.Interface, client versioned.Interface,
 		return nil, err
 	}
 	c.synced = []cache.InformerSynced{tappInformer.Informer().HasSynced, podInformer.Informer().HasSynced, nodeInformer.Informer().HasSynced}
+	c.loop = &workloop.Loop{Name: Name, Kind: "TApp", Queue: c.queue, Synced: c.synced, Sync: c.sync, Clock: c.clock, Metrics: metrics}
 	return c, nil
 }
 
 // Run syncs TApps with workers goroutines until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	logger := klog.FromContext(ctx).WithValues("controller", Name)
-	if !cache.WaitForNamedCacheSync(Name, ctx.Done(), c.synced...) {
-		return
-	}
-	logger.Info("Controller started", "workers", workers)
-	done := make(chan struct{}, workers)
-	for i := 0; i < workers; i++ {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			wait.UntilWithContext(ctx, c.worker, time.Second)
-		}()
-	}
-	<-ctx.Done()
-	c.queue.ShutDown()
-	for i := 0; i < workers; i++ {
-		<-done
-	}
-	logger.Info("Controller stopped")
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for c.processNext(ctx) {
-	}
-}
-
-func (c *Controller) processNext(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	start := c.clock.Now()
-	err := c.sync(ctx, key)
-	observeSync(c.clock.Since(start), err)
-	if err == nil {
-		c.queue.Forget(key)
-		return true
-	}
-	if apierrors.IsConflict(err) {
-		klog.FromContext(ctx).V(2).Info("Conflict, syncing again", "tapp", key, "err", err)
-	} else {
-		utilruntime.HandleErrorWithContext(ctx, err, "Syncing TApp", "tapp", key)
-	}
-	c.queue.AddRateLimited(key)
-	return true
+	c.loop.Run(ctx, workers)
 }
 
 func (c *Controller) enqueue(obj any) {

@@ -11,7 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
@@ -39,9 +41,16 @@ type harness struct {
 
 func newHarness(t *testing.T, tapp *tkestackv1.TApp) *harness {
 	h := &harness{t: t, kube: kubefake.NewClientset(), tapps: tappfake.NewClientset(tapp), recorder: record.NewFakeRecorder(100)}
+	// The API server gives every new pod a UID; the fake does not.
+	h.kube.PrependReactor("create", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if pod, ok := a.(clienttesting.CreateAction).GetObject().(*corev1.Pod); ok && pod.UID == "" {
+			pod.UID = types.UID(uuid.NewUUID())
+		}
+		return false, nil, nil
+	})
 	h.kubeInf = informers.NewSharedInformerFactory(h.kube, 0)
 	h.tappInf = externalversions.NewSharedInformerFactory(h.tapps, 0)
-	ctrl, err := NewController(h.kube, h.tapps, h.kubeInf.Core().V1().Pods(), h.kubeInf.Core().V1().Nodes(),
+	ctrl, err := NewController(h.kube, h.kube, h.tapps, h.kubeInf.Core().V1().Pods(), h.kubeInf.Core().V1().Nodes(),
 		h.tappInf.TKEStackApps().V1().TApps(), h.recorder)
 	if err != nil {
 		t.Fatal(err)

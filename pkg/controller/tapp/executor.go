@@ -108,7 +108,7 @@ func (c *Controller) deletePod(ctx context.Context, key string, tapp *tkestackv1
 	}
 	c.expectations.expectDelete(key, d.uid)
 	err := c.kubeClient.CoreV1().Pods(tapp.Namespace).Delete(ctx, d.podName, opts)
-	countAction("delete", err)
+	metrics.CountAction("delete", err)
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		c.expectations.observeDelete(key, d.uid)
 		msg := fmt.Sprintf("delete pod %s (%s): %v", d.podName, d.reason, err)
@@ -167,7 +167,7 @@ func (c *Controller) createInstance(ctx context.Context, key string, tapp *tkest
 		if apierrors.IsAlreadyExists(err) {
 			continue // claims outlive their pods: an instance coming back mounts its old claim
 		}
-		countAction("create-claim", err)
+		metrics.CountAction("create-claim", err)
 		if err != nil {
 			msg := fmt.Sprintf("create claim %s for instance %s: %v", claim.Name, id, err)
 			c.recorder.Event(tapp, corev1.EventTypeWarning, "FailedCreate", msg)
@@ -181,7 +181,7 @@ func (c *Controller) createInstance(ctx context.Context, key string, tapp *tkest
 	}
 	c.expectations.expectCreate(key, pod.Name)
 	_, err = c.kubeClient.CoreV1().Pods(tapp.Namespace).Create(ctx, pod, metav1.CreateOptions{FieldManager: fieldManager})
-	countAction("create", err)
+	metrics.CountAction("create", err)
 	if err != nil {
 		c.expectations.observeCreate(key, pod.Name)
 		if apierrors.IsAlreadyExists(err) {
@@ -208,13 +208,13 @@ func (c *Controller) updateInPlace(ctx context.Context, key string, tapp *tkesta
 	cur := pod
 	if len(u.Images) > 0 {
 		if cur, err = c.updater.Begin(ctx, pod); err != nil {
-			countAction("inplace-begin", err)
+			metrics.CountAction("inplace-begin", err)
 			return c.updateFailed(tapp, pod, err)
 		}
 	}
 	c.expectations.expectUpdate(key, pod.Name, target.Labels[policy.TemplateHashLabel])
 	_, err = c.updater.Apply(ctx, cur, target)
-	countAction("inplace-update", err)
+	metrics.CountAction("inplace-update", err)
 	if err != nil {
 		c.expectations.observeUpdate(key, pod.Name, "")
 		if errors.Is(err, inplace.ErrNotInPlace) {
@@ -232,7 +232,7 @@ func (c *Controller) updateInPlace(ctx context.Context, key string, tapp *tkesta
 }
 
 func (c *Controller) updateFailed(tapp *tkestackv1.TApp, pod *corev1.Pod, err error) *failure {
-	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) || errors.Is(err, inplace.ErrPodReplaced) {
 		return &failure{reason: "Conflict", message: err.Error(), retry: true}
 	}
 	msg := fmt.Sprintf("update pod %s in place: %v", pod.Name, err)
@@ -284,7 +284,7 @@ func (c *Controller) progressInPlace(ctx context.Context, tapp *tkestackv1.TApp,
 			switch {
 			case result.Done:
 				_, err = c.updater.Complete(ctx, pod)
-				countAction("inplace-complete", err)
+				metrics.CountAction("inplace-complete", err)
 				if err == nil {
 					c.recorder.Eventf(tapp, corev1.EventTypeNormal, "InPlaceUpdated", "Pod %s runs its new images", pod.Name)
 				}
@@ -293,7 +293,7 @@ func (c *Controller) progressInPlace(ctx context.Context, tapp *tkestackv1.TApp,
 			}
 		} else {
 			_, err = c.updater.EnsureReadinessGateTrue(ctx, pod)
-			countAction("readiness-gate", err)
+			metrics.CountAction("readiness-gate", err)
 		}
 		if err != nil && !apierrors.IsNotFound(err) && !errors.Is(err, inplace.ErrInProgress) && !errors.Is(err, inplace.ErrStateChanged) {
 			klog.FromContext(ctx).V(2).Info("Readiness gate write failed", "pod", pod.Name, "err", err)

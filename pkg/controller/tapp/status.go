@@ -107,7 +107,7 @@ func (c *Controller) writeStatus(ctx context.Context, tapp *tkestackv1.TApp, pla
 	updated := tapp.DeepCopy()
 	updated.Status = status
 	_, err := c.client.TKEStackAppsV1().TApps(tapp.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
-	countAction("update-status", err)
+	metrics.CountAction("update-status", err)
 	if err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}

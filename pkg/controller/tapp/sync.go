@@ -113,6 +113,6 @@ func (c *Controller) pruneUnusedTemplates(ctx context.Context, tapp *tkestackv1.
 		return fmt.Errorf("removing unused templates %v: %w", unused, err)
 	}
 	c.recorder.Eventf(tapp, "Normal", "TemplatesPruned", "Removed unused templates %v from spec.templatePool", unused)
-	countAction("prune-templates", nil)
+	metrics.CountAction("prune-templates", nil)
 	return nil
 }

@@ -2,28 +2,23 @@ package yurtappdaemon
 
 import (
 	"context"
-	"errors"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/workloop"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/yurtappdaemon/policy"
 	"github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned"
 	openyurtinformers "github.com/tapp-io/tapp-apiserver/pkg/generated/informers/externalversions/openyurt/v1alpha1"
@@ -32,6 +27,9 @@ import (
 
 // Name is the controller's name in --controllers, the workqueue and metrics.
 const Name = "yurtappdaemon"
+
+// metrics are the controller's yurtappdaemon_controller_sync_duration_seconds and yurtappdaemon_controller_actions_total.
+var metrics = workloop.NewMetrics(Name+"_controller", "YurtAppDaemon")
 
 // Controller runs one Deployment or StatefulSet per selected NodePool for every YurtAppDaemon.
 type Controller struct {
@@ -48,6 +46,7 @@ type Controller struct {
 	listPools func() ([]*v1alpha1.NodePool, error)
 
 	queue        workqueue.TypedRateLimitingInterface[string]
+	loop         *workloop.Loop
 	expectations *expectations
 	recorder     record.EventRecorder
 	clock        clock.Clock
@@ -68,10 +67,9 @@ func NewController(kubeClient kubernetes.Interface, client versioned.Interface,
 		deployments:  deploymentInformer.Lister(),
 		statefulSets: statefulSetInformer.Lister(),
 		revisions:    revisionInformer.Lister(),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name}),
-		recorder: recorder,
-		clock:    clock.RealClock{},
+		queue:        workloop.NewQueue(Name),
+		recorder:     recorder,
+		clock:        clock.RealClock{},
 	}
 	c.expectations = newExpectations(c.clock)
 	c.listPools = func() ([]*v1alpha1.NodePool, error) { return c.pools.List(labels.Everything()) }
@@ -111,73 +109,13 @@ func NewController(kubeClient kubernetes.Interface, client versioned.Interface,
 		deploymentInformer.Informer().HasSynced, statefulSetInformer.Informer().HasSynced,
 		revisionInformer.Informer().HasSynced,
 	}
+	c.loop = &workloop.Loop{Name: Name, Kind: "YurtAppDaemon", Queue: c.queue, Synced: c.synced, Sync: c.sync, Clock: c.clock, Metrics: metrics}
 	return c, nil
 }
 
 // Run syncs YurtAppDaemons with workers goroutines until ctx is done, and returns once the workers stopped.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	logger := klog.FromContext(ctx).WithValues("controller", Name)
-	if !cache.WaitForNamedCacheSync(Name, ctx.Done(), c.synced...) {
-		return
-	}
-	logger.Info("Controller started", "workers", workers)
-	done := make(chan struct{}, workers)
-	for i := 0; i < workers; i++ {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			wait.UntilWithContext(ctx, c.worker, time.Second)
-		}()
-	}
-	<-ctx.Done()
-	c.queue.ShutDown()
-	for i := 0; i < workers; i++ {
-		<-done
-	}
-	logger.Info("Controller stopped")
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for c.processNext(ctx) {
-	}
-}
-
-func (c *Controller) processNext(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	start := c.clock.Now()
-	err := c.sync(ctx, key)
-	observeSync(c.clock.Since(start), err)
-	if err == nil {
-		c.queue.Forget(key)
-		return true
-	}
-	if isConflict(err) {
-		klog.FromContext(ctx).V(2).Info("Conflict, syncing again", "yurtappdaemon", key, "err", err)
-	} else {
-		utilruntime.HandleErrorWithContext(ctx, err, "Syncing YurtAppDaemon", "yurtappdaemon", key)
-	}
-	c.queue.AddRateLimited(key)
-	return true
-}
-
-// isConflict reports whether err is a conflict, or an aggregate of conflicts only: a stale cache, retried
-// without reporting an error.
-func isConflict(err error) bool {
-	var agg utilerrors.Aggregate
-	if errors.As(err, &agg) {
-		for _, e := range agg.Errors() {
-			if !isConflict(e) {
-				return false
-			}
-		}
-		return len(agg.Errors()) > 0
-	}
-	return apierrors.IsConflict(err)
+	c.loop.Run(ctx, workers)
 }
 
 func (c *Controller) enqueue(obj any) {

@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
@@ -752,14 +751,4 @@ func TestRunStopsWithContext(t *testing.T) {
 	}
 	h.kubeInf.Shutdown()
 	h.yurtInf.Shutdown()
-}
-
-func TestIsConflict(t *testing.T) {
-	conflict := apierrors.NewConflict(appsv1.Resource("deployments"), "web-a", nil)
-	if !isConflict(utilerrors.NewAggregate([]error{conflict, conflict})) {
-		t.Errorf("an aggregate of conflicts is not a conflict")
-	}
-	if isConflict(utilerrors.NewAggregate([]error{conflict, errors.New("boom")})) || isConflict(errors.New("boom")) {
-		t.Errorf("a real error counts as a conflict")
-	}
 }

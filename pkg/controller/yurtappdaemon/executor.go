@@ -106,7 +106,7 @@ func (c *Controller) deleteChild(ctx context.Context, key string, yad *v1alpha1.
 	} else {
 		err = c.kubeClient.AppsV1().Deployments(yad.Namespace).Delete(ctx, d.Name, opts)
 	}
-	countAction("delete", err)
+	metrics.CountAction("delete", err)
 	if err != nil {
 		c.expectations.lower(key, ref)
 		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
@@ -137,7 +137,7 @@ func (c *Controller) updateChild(ctx context.Context, key string, yad *v1alpha1.
 		c.expectations.expect(key, ref, write{kind: expectUpdate, resourceVersion: u.Deployment.ResourceVersion})
 		_, err = c.kubeClient.AppsV1().Deployments(yad.Namespace).Update(ctx, u.Deployment, metav1.UpdateOptions{FieldManager: fieldManager})
 	}
-	countAction("update", err)
+	metrics.CountAction("update", err)
 	reasons := make([]string, len(u.Reasons))
 	for i, r := range u.Reasons {
 		reasons[i] = string(r)
@@ -172,7 +172,7 @@ func (c *Controller) createChild(ctx context.Context, key string, yad *v1alpha1.
 	} else {
 		_, err = c.kubeClient.AppsV1().Deployments(yad.Namespace).Create(ctx, cr.Deployment, metav1.CreateOptions{FieldManager: fieldManager})
 	}
-	countAction("create", err)
+	metrics.CountAction("create", err)
 	if err != nil {
 		c.expectations.lower(key, ref)
 		if apierrors.IsAlreadyExists(err) {

@@ -121,7 +121,7 @@ func (c *Controller) syncRevision(ctx context.Context, yad *v1alpha1.YurtAppDaem
 		}
 		if existing == nil {
 			_, err := c.kubeClient.AppsV1().ControllerRevisions(yad.Namespace).Create(ctx, newRevision(yad, name, data, newest+1), metav1.CreateOptions{FieldManager: fieldManager})
-			countAction("create-revision", err)
+			metrics.CountAction("create-revision", err)
 			if err == nil {
 				klog.FromContext(ctx).V(2).Info("Created ControllerRevision", "revision", name, "number", newest+1)
 				return name, nil
@@ -162,7 +162,7 @@ func (c *Controller) bumpRevision(ctx context.Context, rev *appsv1.ControllerRev
 	updated := rev.DeepCopy()
 	updated.Revision = number
 	_, err := c.kubeClient.AppsV1().ControllerRevisions(rev.Namespace).Update(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
-	countAction("update-revision", err)
+	metrics.CountAction("update-revision", err)
 	if err != nil {
 		return fmt.Errorf("making ControllerRevision %s the newest: %w", rev.Name, err)
 	}
@@ -202,7 +202,7 @@ func (c *Controller) truncateHistory(ctx context.Context, yad *v1alpha1.YurtAppD
 	for _, r := range old[:len(old)-limit] {
 		uid := r.UID
 		err := c.kubeClient.AppsV1().ControllerRevisions(r.Namespace).Delete(ctx, r.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-		countAction("delete-revision", err)
+		metrics.CountAction("delete-revision", err)
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			errs = append(errs, fmt.Errorf("deleting old ControllerRevision %s: %w", r.Name, err))
 			continue

@@ -73,7 +73,7 @@ func (c *Controller) writeStatus(ctx context.Context, cached *v1alpha1.YurtAppDa
 	updated := cached.DeepCopy()
 	updated.Status = status
 	_, err := c.client.OpenYurtAppsV1alpha1().YurtAppDaemons(cached.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
-	countAction("update-status", err)
+	metrics.CountAction("update-status", err)
 	if err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}

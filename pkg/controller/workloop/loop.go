@@ -1,0 +1,92 @@
+package workloop
+
+import (
+	"context"
+	"time"
+
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// NewQueue returns a controller's workqueue of keys, named name, with the default controller rate limiter.
+func NewQueue(name string) workqueue.TypedRateLimitingInterface[string] {
+	return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: name})
+}
+
+// Loop hands the keys of a controller's queue to its sync function, one key to one worker at a time.
+type Loop struct {
+	// Name is the controller's name: the cache sync's, and the logs' key for the synced object.
+	Name string
+	// Kind is what the controller syncs, in error messages (e.g. "TApp").
+	Kind string
+	// Queue holds the keys to sync; Run shuts it down.
+	Queue workqueue.TypedRateLimitingInterface[string]
+	// Synced are the informers' HasSynced; Run starts no worker before they all are.
+	Synced []cache.InformerSynced
+	// Sync syncs the object of one key; an error requeues the key with backoff.
+	Sync func(ctx context.Context, key string) error
+	// Clock times the syncs.
+	Clock clock.PassiveClock
+	// Metrics record the syncs' durations and results.
+	Metrics *Metrics
+}
+
+// Run waits for the caches, then syncs keys with workers goroutines until ctx is done, and returns once
+// the workers stopped.
+func (l *Loop) Run(ctx context.Context, workers int) {
+	defer utilruntime.HandleCrash()
+	defer l.Queue.ShutDown()
+	logger := klog.FromContext(ctx).WithValues("controller", l.Name)
+	if !cache.WaitForNamedCacheSync(l.Name, ctx.Done(), l.Synced...) {
+		return
+	}
+	logger.Info("Controller started", "workers", workers)
+	done := make(chan struct{}, workers)
+	for i := 0; i < workers; i++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			wait.UntilWithContext(ctx, l.worker, time.Second)
+		}()
+	}
+	<-ctx.Done()
+	l.Queue.ShutDown()
+	for i := 0; i < workers; i++ {
+		<-done
+	}
+	logger.Info("Controller stopped")
+}
+
+func (l *Loop) worker(ctx context.Context) {
+	for l.ProcessNext(ctx) {
+	}
+}
+
+// ProcessNext syncs the next key of the queue, waiting for one: on success the key's backoff is forgotten,
+// on error the key is requeued rate-limited (a conflict is logged at V(2), another error is reported). It
+// returns false once the queue is shut down.
+func (l *Loop) ProcessNext(ctx context.Context) bool {
+	key, quit := l.Queue.Get()
+	if quit {
+		return false
+	}
+	defer l.Queue.Done(key)
+	start := l.Clock.Now()
+	err := l.Sync(ctx, key)
+	l.Metrics.ObserveSync(l.Clock.Since(start), err)
+	if err == nil {
+		l.Queue.Forget(key)
+		return true
+	}
+	if IsConflict(err) {
+		klog.FromContext(ctx).V(2).Info("Conflict, syncing again", l.Name, key, "err", err)
+	} else {
+		utilruntime.HandleErrorWithContext(ctx, err, "Syncing "+l.Kind, l.Name, key)
+	}
+	l.Queue.AddRateLimited(key)
+	return true
+}
