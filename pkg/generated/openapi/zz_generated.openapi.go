@@ -1134,7 +1134,7 @@ func schema_pkg_apis_tkestack_v1_TAppSpec(ref common.ReferenceCallback) common.O
 				Properties: map[string]spec.Schema{
 					"replicas": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Replicas is the desired number of instances; instance ids are 0..replicas-1. Killed instances keep their id and count towards replicas.",
+							Description: "Replicas is the desired number of instances; instance ids are 0..replicas-1. Killed instances keep their id and count towards replicas. Omitted, it is 0 (always written out, even when 0).",
 							Default:     0,
 							Type:        []string{"integer"},
 							Format:      "int32",
@@ -1270,7 +1270,7 @@ func schema_pkg_apis_tkestack_v1_TAppSpec(ref common.ReferenceCallback) common.O
 						},
 					},
 				},
-				Required: []string{"replicas", "template", "defaultTemplateName"},
+				Required: []string{"template"},
 			},
 		},
 		Dependencies: []string{

@@ -39,7 +39,8 @@ type TApp struct {
 // TAppSpec is the desired state of a TApp.
 type TAppSpec struct {
 	// Replicas is the desired number of instances; instance ids are 0..replicas-1. Killed instances keep
-	// their id and count towards replicas.
+	// their id and count towards replicas. Omitted, it is 0 (always written out, even when 0).
+	// +optional
 	Replicas int32 `json:"replicas"`
 
 	// Selector is a label query over the pods of this TApp. Defaults to the labels of spec.template.
@@ -96,6 +97,7 @@ type TAppSpec struct {
 
 	// DefaultTemplateName is the template used by instances not listed in spec.templates: "default"
 	// (spec.template) or a templatePool key. Defaults to "default".
+	// +optional
 	DefaultTemplateName string `json:"defaultTemplateName"`
 
 	// LegacyDefaultTemplateName accepts the capitalised key "DefaultTemplateName" that older TApp manifests

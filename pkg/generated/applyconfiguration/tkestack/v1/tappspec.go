@@ -30,7 +30,7 @@ import (
 // TAppSpec is the desired state of a TApp.
 type TAppSpecApplyConfiguration struct {
 	// Replicas is the desired number of instances; instance ids are 0..replicas-1. Killed instances keep
-	// their id and count towards replicas.
+	// their id and count towards replicas. Omitted, it is 0 (always written out, even when 0).
 	Replicas *int32 `json:"replicas,omitempty"`
 	// Selector is a label query over the pods of this TApp. Defaults to the labels of spec.template.
 	// It must match the labels of spec.template and of every templatePool entry, and cannot be changed.
