@@ -85,10 +85,10 @@ func gateCondition(pod *corev1.Pod, status corev1.ConditionStatus, reason, messa
 }
 
 // conditionPatch is a strategic merge patch of pods/status that sets only the given condition (conditions
-// merge by type, so the kubelet's conditions, Ready included, are not written) with a resourceVersion
-// precondition. reason and message are always sent, even empty: a strategic merge would otherwise keep the
-// previous values of omitted fields.
-func conditionPatch(resourceVersion string, c corev1.PodCondition) ([]byte, error) {
+// merge by type, so the kubelet's conditions, Ready included, are not written) with the precondition given
+// as metadata fields (resourceVersion, or uid). reason and message are always sent, even empty: a strategic
+// merge would otherwise keep the previous values of omitted fields.
+func conditionPatch(precondition map[string]any, c corev1.PodCondition) ([]byte, error) {
 	cond := map[string]any{
 		"type":               c.Type,
 		"status":             c.Status,
@@ -97,7 +97,7 @@ func conditionPatch(resourceVersion string, c corev1.PodCondition) ([]byte, erro
 		"lastTransitionTime": c.LastTransitionTime,
 	}
 	return json.Marshal(map[string]any{
-		"metadata": map[string]any{"resourceVersion": resourceVersion},
+		"metadata": precondition,
 		"status":   map[string]any{"conditions": []any{cond}},
 	})
 }

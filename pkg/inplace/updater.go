@@ -51,6 +51,13 @@ type Updater struct {
 	Clock clock.PassiveClock
 }
 
+func (u *Updater) statusClient() kubernetes.Interface {
+	if u.StatusClient != nil {
+		return u.StatusClient
+	}
+	return u.Client
+}
+
 func (u *Updater) now() time.Time {
 	if u.Clock == nil {
 		return time.Now()
@@ -210,13 +217,34 @@ func (u *Updater) EnsureReadinessGateTrue(ctx context.Context, pod *corev1.Pod) 
 	return u.setGate(ctx, pod, corev1.ConditionTrue, ReasonNotUpdating, "", guard)
 }
 
+// InitReadinessGate sets the ReadinessGate condition True (reason NotUpdating) on a pod the caller has just
+// created, as the Create call returned it: such a pod cannot have an in-place update in progress. The status
+// patch is bound to the pod's UID rather than its resourceVersion, so the scheduler's and the kubelet's first
+// status writes cannot make it fail, and it is not retried: EnsureReadinessGateTrue, once the pod is observed,
+// remains the way to repair a failure. A pod without the readiness gate is returned unchanged.
+func (u *Updater) InitReadinessGate(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+	if !HasReadinessGate(pod) || GateStatus(pod) == corev1.ConditionTrue {
+		return pod, nil
+	}
+	if pod.UID == "" {
+		return nil, fmt.Errorf("pod %s/%s has no UID to use as a precondition", pod.Namespace, pod.Name)
+	}
+	cond, _ := gateCondition(pod, corev1.ConditionTrue, ReasonNotUpdating, "", u.now())
+	data, err := conditionPatch(map[string]any{"uid": pod.UID}, cond)
+	if err != nil {
+		return nil, err
+	}
+	out, err := u.statusClient().CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{}, "status")
+	if err != nil {
+		return nil, fmt.Errorf("setting condition %s=True on new pod %s/%s: %w", ReadinessGate, pod.Namespace, pod.Name, err)
+	}
+	return out, nil
+}
+
 // setGate writes the ReadinessGate condition through pods/status, retrying on Conflict from a fresh read.
 // guard, if set, is checked on every version of the pod before writing.
 func (u *Updater) setGate(ctx context.Context, pod *corev1.Pod, status corev1.ConditionStatus, reason, message string, guard func(*corev1.Pod) error) (*corev1.Pod, error) {
-	client := u.StatusClient
-	if client == nil {
-		client = u.Client
-	}
+	client := u.statusClient()
 	return u.retry(ctx, client, pod, func(p *corev1.Pod) (*corev1.Pod, error) {
 		if guard != nil {
 			if err := guard(p); err != nil {
@@ -227,7 +255,7 @@ func (u *Updater) setGate(ctx context.Context, pod *corev1.Pod, status corev1.Co
 		if !changed {
 			return p, nil
 		}
-		data, err := conditionPatch(p.ResourceVersion, cond)
+		data, err := conditionPatch(map[string]any{"resourceVersion": p.ResourceVersion}, cond)
 		if err != nil {
 			return nil, err
 		}

@@ -636,3 +636,40 @@ func updateApplied(t *testing.T) (*apiServer, *Updater, *corev1.Pod, *corev1.Pod
 	}
 	return s, u, pod, applied
 }
+
+func TestInitReadinessGateIgnoresOtherStatusWrites(t *testing.T) {
+	ctx := context.Background()
+	created := podFrom(template())
+	created.Status = corev1.PodStatus{Phase: corev1.PodPending}
+	s := newAPIServer(t, created)
+	u := &Updater{Client: s, Clock: testingclock.NewFakePassiveClock(t0)}
+	// The scheduler writes the pod's status before our first write.
+	s.kubelet(t, created, func(p *corev1.Pod) {
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}
+	})
+	if _, err := u.InitReadinessGate(ctx, created); err != nil {
+		t.Fatal(err)
+	}
+	got := s.stored(t, created)
+	if gate := condition(got, ReadinessGate); gate == nil || gate.Status != corev1.ConditionTrue || gate.Reason != ReasonNotUpdating {
+		t.Errorf("gate = %+v, want True/%s", gate, ReasonNotUpdating)
+	}
+	if condition(got, corev1.PodScheduled) == nil {
+		t.Error("the scheduler's condition was lost")
+	}
+	if s.gets != 0 || len(s.patches) != 1 {
+		t.Errorf("gets %d, patches %d; want one patch and no re-read", s.gets, len(s.patches))
+	}
+
+	// A pod of the same name created by someone else in between is not written.
+	replaced := created.DeepCopy()
+	replaced.UID = "uid-other"
+	other := newAPIServer(t, replaced)
+	u.Client = other
+	if _, err := u.InitReadinessGate(ctx, created); err == nil {
+		t.Error("InitReadinessGate wrote the gate of another pod of the same name")
+	}
+	if condition(other.stored(t, replaced), ReadinessGate) != nil {
+		t.Error("the other pod's gate was written")
+	}
+}

@@ -180,7 +180,7 @@ func (c *Controller) createInstance(ctx context.Context, key string, tapp *tkest
 		return &failure{reason: "TemplateNotFound", message: err.Error()}
 	}
 	c.expectations.expectCreate(key, pod.Name)
-	_, err = c.kubeClient.CoreV1().Pods(tapp.Namespace).Create(ctx, pod, metav1.CreateOptions{FieldManager: fieldManager})
+	created, err := c.kubeClient.CoreV1().Pods(tapp.Namespace).Create(ctx, pod, metav1.CreateOptions{FieldManager: fieldManager})
 	metrics.CountAction("create", err)
 	if err != nil {
 		c.expectations.observeCreate(key, pod.Name)
@@ -192,6 +192,13 @@ func (c *Controller) createInstance(ctx context.Context, key string, tapp *tkest
 		return &failure{reason: "FailedCreate", message: msg, retry: true}
 	}
 	c.recorder.Eventf(tapp, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod %s", pod.Name)
+	// The new pod cannot become Ready before its readiness gate is True: write it now rather than in a
+	// later sync. If this fails, progressInPlace writes it once the pod is observed.
+	_, err = c.updater.InitReadinessGate(ctx, created)
+	metrics.CountAction("readiness-gate", err)
+	if err != nil {
+		klog.FromContext(ctx).V(2).Info("Readiness gate of a new pod not written; retried when the pod is observed", "pod", pod.Name, "err", err)
+	}
 	return nil
 }
 
