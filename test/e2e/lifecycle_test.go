@@ -165,6 +165,9 @@ func TestGarbageCollection(t *testing.T) {
 
 	t.Run("orphan", func(t *testing.T) {
 		newOwned(t, "orphan", false)
+		// The collector orphans only the dependents its graph already holds; one it learns of after the
+		// owner is gone has a missing owner and is deleted. Give its ConfigMap watch a moment first.
+		time.Sleep(2 * time.Second)
 		if err := tapps.Delete(ctx, "orphan", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationOrphan)}); err != nil {
 			t.Fatal(err)
 		}

@@ -319,6 +319,58 @@ func (c *Cluster) PID(name string) int {
 	return 0
 }
 
+// RestartTAppAPIServer stops tapp-apiserver (SIGTERM, then SIGKILL if it is still there after restartGrace)
+// and starts it again with the same binary, arguments and data directory, so that its embedded etcd keeps
+// every object; it returns once the new process serves /readyz, both APIServices are Available and both
+// groups answer through kube-apiserver's aggregator. The new process takes the old one's place: PID reports
+// it and Stop stops it. The old process's log is kept as logs/tapp-apiserver.<old pid>.log.
+//
+// On SIGTERM tapp-apiserver stops its controllers and releases their Lease at once, but it only exits once
+// the watches open on it through the aggregator (such as kube-controller-manager's garbage collector's) have
+// ended or its request timeout of 60 seconds has passed; the restart kills it after restartGrace instead.
+func (c *Cluster) RestartTAppAPIServer(ctx context.Context) error {
+	const name = "tapp-apiserver"
+	i := -1
+	for j, p := range c.processes {
+		if p.name == name {
+			i = j
+		}
+	}
+	if i < 0 {
+		return fmt.Errorf("%s is not running", name)
+	}
+	old := c.processes[i]
+	oldPID := old.cmd.Process.Pid
+	old.stop(restartGrace)
+	_, err := old.exited()
+	c.cfg.Log("stopped %s (pid %d): %v", name, oldPID, err)
+	if err := os.Rename(c.path("logs", name+".log"), c.path("logs", fmt.Sprintf("%s.%d.log", name, oldPID))); err != nil {
+		return err
+	}
+	// The same command line: the same port, certificates and embedded etcd data directory.
+	p, err := startProcess(c.path("logs"), name, old.cmd.Path, old.cmd.Args[1:]...)
+	if err != nil {
+		return err
+	}
+	c.processes[i] = p
+	c.cfg.Log("restarted %s (pid %d), log %s", name, p.cmd.Process.Pid, c.path("logs", name+".log"))
+	if err := c.waitHTTP(ctx, name, c.ServerURL+"/readyz", nil); err != nil {
+		return err
+	}
+	if err := c.registerAPIServices(ctx); err != nil {
+		return err
+	}
+	for _, group := range []string{"/apis/apps.tkestack.io/v1", "/apis/apps.openyurt.io/v1alpha1"} {
+		if err := c.waitHTTP(ctx, group+" through the aggregator", c.kubeAPIURL+group, c.AdminConfig); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// restartGrace is how long RestartTAppAPIServer waits for tapp-apiserver to exit after SIGTERM.
+const restartGrace = 5 * time.Second
+
 // Stop stops every process the cluster started, newest first, and waits for them to exit.
 func (c *Cluster) Stop() {
 	if c.kubelet != nil {

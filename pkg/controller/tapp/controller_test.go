@@ -2,6 +2,7 @@ package tapp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -338,5 +339,46 @@ func hasEvent(r *record.FakeRecorder, reason string) bool {
 		default:
 			return false
 		}
+	}
+}
+
+var tappsGVR = tkestackv1.SchemeGroupVersion.WithResource("tapps")
+
+func TestStatusIsWrittenOnTheCurrentTAppWhenTheCacheIsBehind(t *testing.T) {
+	tests := []struct {
+		name        string
+		specChanged bool
+		wantWritten bool
+	}{
+		{name: "only the status moved on", wantWritten: true},
+		{name: "the spec changed since the plan", specChanged: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, testTApp(2))
+			// The API holds a newer TApp than the cache: another status write, or a spec change.
+			stored := h.storedTApp()
+			stored.Status.AppStatus = "Pending"
+			if tt.specChanged {
+				stored.Generation++
+			}
+			if err := h.tapps.Tracker().Update(tappsGVR, stored, "ns"); err != nil {
+				t.Fatal(err)
+			}
+			conflicts := 0
+			h.tapps.PrependReactor("update", "tapps", func(a clienttesting.Action) (bool, runtime.Object, error) {
+				if a.GetSubresource() == "status" && a.(clienttesting.UpdateAction).GetObject().(*tkestackv1.TApp).Generation == 1 && conflicts == 0 {
+					conflicts++
+					return true, nil, apierrors.NewConflict(tappsGVR.GroupResource(), "web", errors.New("stale"))
+				}
+				return false, nil, nil
+			})
+			_ = h.sync()
+			got := h.storedTApp()
+			if written := got.Status.ObservedGeneration == 1; written != tt.wantWritten || conflicts != 1 {
+				t.Errorf("status written = %v (observedGeneration %d, conflicts %d), want %v after one conflict",
+					written, got.Status.ObservedGeneration, conflicts, tt.wantWritten)
+			}
+		})
 	}
 }

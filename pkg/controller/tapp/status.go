@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -106,8 +107,24 @@ func (c *Controller) writeStatus(ctx context.Context, tapp *tkestackv1.TApp, pla
 	}
 	updated := tapp.DeepCopy()
 	updated.Status = status
-	_, err := c.client.TKEStackAppsV1().TApps(tapp.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
+	tapps := c.client.TKEStackAppsV1().TApps(tapp.Namespace)
+	_, err := tapps.UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
 	metrics.CountAction("update-status", err)
+	if apierrors.IsConflict(err) {
+		// The cache is behind (often our own previous status write). The status describes the pods, not the
+		// TApp's resourceVersion: write it on the current TApp, unless its spec changed since the plan.
+		fresh, gerr := tapps.Get(ctx, tapp.Name, metav1.GetOptions{})
+		if gerr != nil || fresh.UID != tapp.UID || fresh.Generation != tapp.Generation {
+			return fmt.Errorf("writing status: %w", err)
+		}
+		status = desiredStatus(fresh, plan.Status, failures)
+		if equality.Semantic.DeepEqual(status, fresh.Status) {
+			return nil
+		}
+		fresh.Status = status
+		_, err = tapps.UpdateStatus(ctx, fresh, metav1.UpdateOptions{FieldManager: fieldManager})
+		metrics.CountAction("update-status", err)
+	}
 	if err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}
