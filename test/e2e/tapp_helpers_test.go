@@ -477,51 +477,49 @@ func finishPod(t testing.TB, ns, name string, phase corev1.PodPhase) *corev1.Pod
 	return finished
 }
 
-// availabilityMonitor watches the pods of a namespace and, at every event, counts how many of the given
-// pod names are unavailable (missing, being deleted, or not Running and Ready). A single watch delivers
-// the pods' changes in the order of the store, so the counts are the states the cluster went through.
-type availabilityMonitor struct {
-	names    []string
+// podWatch keeps the pods of a namespace, from one list and then one watch, and calls onChange after the list
+// and after every event with the pods' lock held: a single watch delivers the changes in the order of the
+// store, so what onChange sees are the states the namespace went through.
+type podWatch struct {
 	cancel   context.CancelFunc
 	done     chan struct{}
 	stopOnce sync.Once
 
 	mu      sync.Mutex
 	pods    map[string]*corev1.Pod
-	max     int
-	maxAt   string
-	order   []string // names in the order they first became unavailable
-	seen    map[string]bool
-	deleted map[string][]types.UID
+	deleted map[string][]types.UID // UIDs of the pods deleted, by name
 	events  int
 	err     error
 }
 
-// monitorAvailability starts an availabilityMonitor for the pods called names in ns; it stops with the test.
-func monitorAvailability(t testing.TB, ns string, names ...string) *availabilityMonitor {
+func newPodWatch() *podWatch {
+	return &podWatch{done: make(chan struct{}), pods: map[string]*corev1.Pod{}, deleted: map[string][]types.UID{}}
+}
+
+// start lists and watches the pods of ns; the watch stops with the test.
+func (pw *podWatch) start(t testing.TB, ns string, onChange func(event string)) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &availabilityMonitor{
-		names: names, cancel: cancel, done: make(chan struct{}),
-		pods: map[string]*corev1.Pod{}, seen: map[string]bool{}, deleted: map[string][]types.UID{},
-	}
-	pods := kubeClient.CoreV1().Pods(ns)
-	list, err := pods.List(ctx, metav1.ListOptions{})
+	pw.cancel = cancel
+	client := kubeClient.CoreV1().Pods(ns)
+	list, err := client.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
 	}
-	w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	w, err := client.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
 	}
+	pw.mu.Lock()
 	for i := range list.Items {
-		m.pods[list.Items[i].Name] = &list.Items[i]
+		pw.pods[list.Items[i].Name] = &list.Items[i]
 	}
-	m.observe()
+	onChange("list")
+	pw.mu.Unlock()
 	go func() {
-		defer close(m.done)
+		defer close(pw.done)
 		defer w.Stop()
 		for {
 			select {
@@ -529,48 +527,72 @@ func monitorAvailability(t testing.TB, ns string, names ...string) *availability
 				return
 			case ev, ok := <-w.ResultChan():
 				if !ok {
-					m.fail(fmt.Errorf("the pod watch ended early"))
+					pw.fail(fmt.Errorf("the pod watch ended early"))
 					return
 				}
 				switch ev.Type {
 				case watch.Added, watch.Modified, watch.Deleted:
 					pod, ok := ev.Object.(*corev1.Pod)
 					if !ok {
-						m.fail(fmt.Errorf("watch event %s carries %T", ev.Type, ev.Object))
+						pw.fail(fmt.Errorf("watch event %s carries %T", ev.Type, ev.Object))
 						return
 					}
-					m.mu.Lock()
-					m.events++
+					pw.mu.Lock()
+					pw.events++
 					if ev.Type == watch.Deleted {
-						delete(m.pods, pod.Name)
-						m.deleted[pod.Name] = append(m.deleted[pod.Name], pod.UID)
+						delete(pw.pods, pod.Name)
+						pw.deleted[pod.Name] = append(pw.deleted[pod.Name], pod.UID)
 					} else {
-						m.pods[pod.Name] = pod
+						pw.pods[pod.Name] = pod
 					}
-					m.mu.Unlock()
-					m.observe()
+					onChange(fmt.Sprintf("%s %s", ev.Type, pod.Name))
+					pw.mu.Unlock()
 				case watch.Error:
-					m.fail(apierrors.FromObject(ev.Object))
+					pw.fail(apierrors.FromObject(ev.Object))
 					return
 				}
 			}
 		}
 	}()
-	t.Cleanup(m.stop)
-	return m
+	t.Cleanup(pw.stop)
 }
 
-func (m *availabilityMonitor) fail(err error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.err == nil {
-		m.err = err
+func (pw *podWatch) fail(err error) {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	if pw.err == nil {
+		pw.err = err
 	}
 }
 
+func (pw *podWatch) stop() {
+	pw.stopOnce.Do(func() {
+		pw.cancel()
+		<-pw.done
+	})
+}
+
+// availabilityMonitor counts, at every change of a namespace's pods, how many of the given pod names are
+// unavailable (missing, being deleted, or not Running and Ready).
+type availabilityMonitor struct {
+	*podWatch
+	names []string
+	max   int
+	maxAt string
+	order []string // names in the order they first became unavailable
+	seen  map[string]bool
+}
+
+// monitorAvailability starts an availabilityMonitor for the pods called names in ns; it stops with the test.
+func monitorAvailability(t testing.TB, ns string, names ...string) *availabilityMonitor {
+	t.Helper()
+	m := &availabilityMonitor{podWatch: newPodWatch(), names: names, seen: map[string]bool{}}
+	m.start(t, ns, func(string) { m.observe() })
+	return m
+}
+
+// observe runs with the pods' lock held.
 func (m *availabilityMonitor) observe() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	var unavailable []string
 	for _, name := range m.names {
 		if !podReady(m.pods[name]) {
@@ -589,13 +611,6 @@ func (m *availabilityMonitor) observe() {
 		}
 		m.maxAt = fmt.Sprintf("unavailable %v after %d events:\n%s", unavailable, m.events, strings.Join(states, "\n"))
 	}
-}
-
-func (m *availabilityMonitor) stop() {
-	m.stopOnce.Do(func() {
-		m.cancel()
-		<-m.done
-	})
 }
 
 // result stops the monitor and returns what it saw.

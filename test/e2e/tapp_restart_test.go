@@ -4,19 +4,14 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 )
@@ -168,91 +163,27 @@ func waitOpenAPIGroups(t testing.TB, paths ...string) {
 // added (a duplicate instance or a stray pod) is recorded as a problem. It also counts the pods whose spec
 // runs image.
 type rollPodWatch struct {
-	want  map[string]types.UID
-	image string
-
-	cancel       context.CancelFunc
-	done         chan struct{}
-	stopOnce     sync.Once
+	*podWatch
+	want         map[string]types.UID
+	image        string
 	firstUpdated chan struct{}
-
-	mu       sync.Mutex
-	pods     map[string]*corev1.Pod
-	events   int
-	problems []string
-	err      error
+	problems     []string
 }
 
 // watchRollPods starts a rollPodWatch of ns expecting exactly the pods of want; it stops with the test.
 func watchRollPods(t testing.TB, ns string, want map[int]*corev1.Pod, image string) *rollPodWatch {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	w := &rollPodWatch{
-		want: map[string]types.UID{}, image: image,
-		cancel: cancel, done: make(chan struct{}), firstUpdated: make(chan struct{}),
-		pods: map[string]*corev1.Pod{},
-	}
+	w := &rollPodWatch{podWatch: newPodWatch(), want: map[string]types.UID{}, image: image, firstUpdated: make(chan struct{})}
 	for _, pod := range want {
 		w.want[pod.Name] = pod.UID
 	}
-	client := kubeClient.CoreV1().Pods(ns)
-	list, err := client.List(ctx, metav1.ListOptions{})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	watcher, err := client.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	for i := range list.Items {
-		w.pods[list.Items[i].Name] = &list.Items[i]
-	}
-	w.check("list")
-	go func() {
-		defer close(w.done)
-		defer watcher.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-watcher.ResultChan():
-				if !ok {
-					w.fail(errors.New("the pod watch ended early"))
-					return
-				}
-				switch ev.Type {
-				case watch.Added, watch.Modified, watch.Deleted:
-					pod, ok := ev.Object.(*corev1.Pod)
-					if !ok {
-						w.fail(fmt.Errorf("watch event %s carries %T", ev.Type, ev.Object))
-						return
-					}
-					w.mu.Lock()
-					w.events++
-					if ev.Type == watch.Deleted {
-						delete(w.pods, pod.Name)
-					} else {
-						w.pods[pod.Name] = pod
-					}
-					w.mu.Unlock()
-					w.check(fmt.Sprintf("%s %s", ev.Type, pod.Name))
-				case watch.Error:
-					w.fail(apierrors.FromObject(ev.Object))
-					return
-				}
-			}
-		}
-	}()
-	t.Cleanup(w.stop)
+	w.start(t, ns, w.check)
 	return w
 }
 
-// check records what is wrong with the pods after an event, and signals firstUpdated.
+// check records what is wrong with the pods after an event, and signals firstUpdated. It runs with the
+// pods' lock held.
 func (w *rollPodWatch) check(event string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	var wrong []string
 	for name, pod := range w.pods {
 		uid, ok := w.want[name]
@@ -319,21 +250,6 @@ func (w *rollPodWatch) eventCount() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.events
-}
-
-func (w *rollPodWatch) fail(err error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err == nil {
-		w.err = err
-	}
-}
-
-func (w *rollPodWatch) stop() {
-	w.stopOnce.Do(func() {
-		w.cancel()
-		<-w.done
-	})
 }
 
 type rollPodWatchResult struct {
