@@ -135,8 +135,26 @@ func (c *Controller) deletePod(ctx context.Context, key string, tapp *tkestackv1
 }
 
 // createInstances creates the claims and pods of ids in batches of growing size, stopping at the first batch
-// with an error.
+// with an error. The readiness gates of the new pods are written alongside, by their own workers, so that
+// the creates never wait for them; it returns once both are done.
 func (c *Controller) createInstances(ctx context.Context, key string, tapp *tkestackv1.TApp, ids []string) *failure {
+	if len(ids) == 0 {
+		return nil
+	}
+	created := make(chan *corev1.Pod, len(ids))
+	var gates sync.WaitGroup
+	for i := 0; i < min(maxParallel, len(ids)); i++ {
+		gates.Add(1)
+		go func() {
+			defer gates.Done()
+			for pod := range created {
+				c.initReadinessGate(ctx, pod)
+			}
+		}()
+	}
+	defer gates.Wait()
+	defer close(created)
+
 	remaining := ids
 	for batch := initialBatch; len(remaining) > 0; batch *= 2 {
 		if batch > len(remaining) {
@@ -145,7 +163,7 @@ func (c *Controller) createInstances(ctx context.Context, key string, tapp *tkes
 		var mu sync.Mutex
 		var first *failure
 		workqueue.ParallelizeUntil(ctx, maxParallel, batch, func(i int) {
-			if f := c.createInstance(ctx, key, tapp, remaining[i]); f != nil {
+			if f := c.createInstance(ctx, key, tapp, remaining[i], created); f != nil {
 				mu.Lock()
 				if first == nil {
 					first = f
@@ -161,7 +179,8 @@ func (c *Controller) createInstances(ctx context.Context, key string, tapp *tkes
 	return nil
 }
 
-func (c *Controller) createInstance(ctx context.Context, key string, tapp *tkestackv1.TApp, id string) *failure {
+// createInstance creates the claims and the pod of instance id, and sends the pod to created.
+func (c *Controller) createInstance(ctx context.Context, key string, tapp *tkestackv1.TApp, id string, created chan<- *corev1.Pod) *failure {
 	for _, claim := range policy.NewPVCs(tapp, id) {
 		_, err := c.kubeClient.CoreV1().PersistentVolumeClaims(tapp.Namespace).Create(ctx, claim, metav1.CreateOptions{FieldManager: fieldManager})
 		if apierrors.IsAlreadyExists(err) {
@@ -180,7 +199,7 @@ func (c *Controller) createInstance(ctx context.Context, key string, tapp *tkest
 		return &failure{reason: "TemplateNotFound", message: err.Error()}
 	}
 	c.expectations.expectCreate(key, pod.Name)
-	created, err := c.kubeClient.CoreV1().Pods(tapp.Namespace).Create(ctx, pod, metav1.CreateOptions{FieldManager: fieldManager})
+	out, err := c.kubeClient.CoreV1().Pods(tapp.Namespace).Create(ctx, pod, metav1.CreateOptions{FieldManager: fieldManager})
 	metrics.CountAction("create", err)
 	if err != nil {
 		c.expectations.observeCreate(key, pod.Name)
@@ -192,14 +211,19 @@ func (c *Controller) createInstance(ctx context.Context, key string, tapp *tkest
 		return &failure{reason: "FailedCreate", message: msg, retry: true}
 	}
 	c.recorder.Eventf(tapp, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod %s", pod.Name)
-	// The new pod cannot become Ready before its readiness gate is True: write it now rather than in a
-	// later sync. If this fails, progressInPlace writes it once the pod is observed.
-	_, err = c.updater.InitReadinessGate(ctx, created)
+	created <- out
+	return nil
+}
+
+// initReadinessGate writes the readiness gate of a pod just created: it cannot become Ready before, and
+// writing it now rather than in a later sync saves that sync's delay. If this fails, progressInPlace writes
+// it once the pod is observed.
+func (c *Controller) initReadinessGate(ctx context.Context, pod *corev1.Pod) {
+	_, err := c.updater.InitReadinessGate(ctx, pod)
 	metrics.CountAction("readiness-gate", err)
 	if err != nil {
 		klog.FromContext(ctx).V(2).Info("Readiness gate of a new pod not written; retried when the pod is observed", "pod", pod.Name, "err", err)
 	}
-	return nil
 }
 
 // updateInPlace moves one pod to its new template without recreating it: readiness gate False first
