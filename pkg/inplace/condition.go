@@ -33,12 +33,20 @@ func AddReadinessGate(spec *corev1.PodSpec) {
 
 // GateCondition returns a copy of the pod's ReadinessGate condition, or nil.
 func GateCondition(pod *corev1.Pod) *corev1.PodCondition {
-	for i := range pod.Status.Conditions {
-		if pod.Status.Conditions[i].Type == ReadinessGate {
-			return pod.Status.Conditions[i].DeepCopy()
-		}
+	if i := gateConditionIndex(pod); i >= 0 {
+		return pod.Status.Conditions[i].DeepCopy()
 	}
 	return nil
+}
+
+// gateConditionIndex is the index of the ReadinessGate condition in the pod's conditions, or -1.
+func gateConditionIndex(pod *corev1.Pod) int {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == ReadinessGate {
+			return i
+		}
+	}
+	return -1
 }
 
 // GateStatus returns the status of the pod's ReadinessGate condition, or "" if it has none.

@@ -19,7 +19,8 @@
 //  4. Finished/Check compares the kubelet's container statuses with that record: a container is updated when
 //     its imageID differs from the recorded one, or a restart is observed (restartCount grew or containerID
 //     changed, which covers a new tag pointing at the same digest), and it is running again.
-//  5. Updater.Complete sets the gate condition back to True and removes the state annotation.
+//  5. Updater.Complete sets the gate condition back to True and removes the state annotation, in one write
+//     of pods/status.
 //
 // A change of template labels/annotations only (no image change) is applied by Apply alone: no Begin, no state
 // annotation and no Complete, so the pod never becomes unready for it.

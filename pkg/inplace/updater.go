@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,10 +36,10 @@ var (
 // Updater performs the API writes of in-place updates. Every write is a patch built from a deep copy; the pods
 // passed in (typically informer cache objects) are never modified.
 //
-// Status writes (Begin, Complete, EnsureReadinessGateTrue) carry the resourceVersion of the pod they were
-// computed from; they only touch the ReadinessGate condition, so on Conflict they re-read the pod from the API
-// server and retry a few times. Apply carries the pod's UID instead (see SpecPatch) and does not retry;
-// Complete removes the state annotation only if it still holds the value it saw (removeState).
+// The gate writes of Begin and EnsureReadinessGateTrue carry the resourceVersion of the pod they were computed
+// from; they only touch the ReadinessGate condition, so on Conflict they re-read the pod from the API server
+// and retry a few times. Apply carries the pod's UID instead (see SpecPatch) and does not retry; Complete's
+// single status write is bound to the UID and to the state annotation it saw.
 //
 // The caller must not run two updates of one pod at once, nor compute one from a view older than its own last
 // write (a controller's expectations do this): Apply's patch does not detect a concurrent change of images.
@@ -129,40 +130,101 @@ func uidRefused(err error) bool {
 }
 
 // Complete ends an in-place update: it sets the ReadinessGate condition to True (reason InPlaceUpdated), after
-// which the kubelet sets Ready from the containers' readiness, then removes the state annotation (whatever its
+// which the kubelet sets Ready from the containers' readiness, and removes the state annotation (whatever its
 // value, including the legacy "true"). The annotation is removed rather than kept so that its presence always
 // means "update in progress" and the pod does not keep stale data; the revision lives in the pod's hash labels.
-// If the process stops between the two writes, Check still reports Done and calling Complete again finishes.
 //
-// Complete does not check progress itself: call it when Check reports Done. If, on a fresh read after a
-// Conflict, the pod's state annotation is not the one of the pod passed in (a newer update was applied),
-// nothing more is written and an error wrapping ErrStateChanged is returned.
+// On a pod with the readiness gate both happen in one JSON patch of pods/status (that subresource may change
+// annotations), so there is no moment at which the gate is True with the update still recorded, and the write
+// costs one request of the status client's budget instead of two. Its preconditions are test operations on
+// the pod's UID, the annotation's value and the position of the gate condition, not a resourceVersion: the
+// kubelet's own status writes, which follow every container restart, do not make it fail.
+//
+// Complete does not check progress itself: call it when Check reports Done. If the pod's state annotation is
+// no longer the one of the pod passed in (a newer update was applied), nothing is written and an error
+// wrapping ErrStateChanged is returned.
 func (u *Updater) Complete(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
 	seen, found := pod.Annotations[StateAnnotation]
-	sameState := func(p *corev1.Pod) error {
-		if v, ok := p.Annotations[StateAnnotation]; ok != found || v != seen {
-			return fmt.Errorf("pod %s/%s: %w", p.Namespace, p.Name, ErrStateChanged)
+	if !HasReadinessGate(pod) {
+		if !found {
+			return pod, nil
 		}
-		return nil
+		return u.removeState(ctx, pod, seen)
 	}
+	client := u.statusClient()
 	cur := pod
-	if HasReadinessGate(pod) {
-		var err error
-		if cur, err = u.setGate(ctx, pod, corev1.ConditionTrue, ReasonUpdated, "", sameState); err != nil {
+	for attempt := 1; ; attempt++ {
+		cond, changed := gateCondition(cur, corev1.ConditionTrue, ReasonUpdated, "", u.now())
+		if !changed && !found {
+			return cur, nil
+		}
+		data, err := completePatch(cur, cond, seen, found)
+		if err != nil {
 			return nil, err
 		}
+		out, err := client.CoreV1().Pods(cur.Namespace).Patch(ctx, cur.Name, types.JSONPatchType, data, metav1.PatchOptions{}, "status")
+		if err == nil {
+			return out, nil
+		}
+		if !apierrors.IsInvalid(err) || attempt == retry.DefaultRetry.Steps {
+			return nil, fmt.Errorf("completing the in-place update of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+		// A test failed: look at the pod as it is now.
+		fresh, gerr := client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		switch {
+		case gerr != nil:
+			return nil, gerr
+		case pod.UID != "" && fresh.UID != pod.UID:
+			return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, ErrPodReplaced)
+		}
+		switch v, ok := fresh.Annotations[StateAnnotation]; {
+		case ok && (!found || v != seen):
+			return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, ErrStateChanged)
+		case !ok:
+			found = false // removed meanwhile by an earlier Complete: only the gate may be left to write
+		}
+		cur = fresh
 	}
-	if !found {
-		return cur, nil
-	}
-	return u.removeState(ctx, cur, seen)
 }
 
-// removeState removes the state annotation if it still has the value seen, with a JSON patch whose test
-// operations are the precondition: unlike a resourceVersion, they do not fail on the kubelet's status writes,
-// which follow the gate's change at once.
+// completePatch is the JSON patch of pods/status that sets the gate condition to cond and removes the state
+// annotation (when found, only if it still holds seen), bound to the pod's UID.
+func completePatch(pod *corev1.Pod, cond corev1.PodCondition, seen string, found bool) ([]byte, error) {
+	var ops []map[string]any
+	if pod.UID != "" {
+		ops = append(ops, map[string]any{"op": "test", "path": "/metadata/uid", "value": pod.UID})
+	}
+	if found {
+		path := stateAnnotationPath()
+		ops = append(ops,
+			map[string]any{"op": "test", "path": path, "value": seen},
+			map[string]any{"op": "remove", "path": path})
+	}
+	i := gateConditionIndex(pod)
+	switch {
+	case i >= 0:
+		path := "/status/conditions/" + strconv.Itoa(i)
+		ops = append(ops,
+			map[string]any{"op": "test", "path": path + "/type", "value": ReadinessGate},
+			map[string]any{"op": "replace", "path": path, "value": cond})
+	case len(pod.Status.Conditions) > 0:
+		ops = append(ops, map[string]any{"op": "add", "path": "/status/conditions/-", "value": cond})
+	default:
+		ops = append(ops, map[string]any{"op": "add", "path": "/status/conditions", "value": []corev1.PodCondition{cond}})
+	}
+	return json.Marshal(ops)
+}
+
+// stateAnnotationPath is the JSON pointer of the state annotation.
+func stateAnnotationPath() string {
+	return "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(StateAnnotation)
+}
+
+// removeState removes the state annotation of a pod without the readiness gate if it still has the value
+// seen, with a JSON patch whose test operations are the precondition: unlike a resourceVersion, they do not
+// fail on the kubelet's status writes.
 func (u *Updater) removeState(ctx context.Context, pod *corev1.Pod, seen string) (*corev1.Pod, error) {
-	path := "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(StateAnnotation)
+	path := stateAnnotationPath()
 	ops := []map[string]any{
 		{"op": "test", "path": path, "value": seen},
 		{"op": "remove", "path": path},

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,10 +78,18 @@ func newAPIServer(t *testing.T, pods ...*corev1.Pod) *apiServer {
 			if err := json.Unmarshal(out, result); err != nil {
 				return true, nil, err
 			}
-			result.Status = cur.Status
+			if pa.GetSubresource() == "status" {
+				// pods/status changes status and metadata, never the spec or the owners.
+				result.Spec, result.OwnerReferences = cur.Spec, cur.OwnerReferences
+			} else {
+				result.Status = cur.Status
+			}
 			s.bumpRV(result)
 			if err := s.Tracker().Update(podsGVR, result, result.Namespace); err != nil {
 				return true, nil, err
+			}
+			if pa.GetSubresource() == "status" && s.afterStatusWrite != nil {
+				s.afterStatusWrite(result)
 			}
 			return true, result.DeepCopy(), nil
 		}
@@ -159,9 +168,38 @@ func (s *apiServer) kubelet(t *testing.T, pod *corev1.Pod, mutate func(*corev1.P
 	return p.DeepCopy()
 }
 
-// patchedConditionTypes returns the condition types a status patch writes.
+// patchedConditionTypes returns the condition types a status patch (strategic merge or JSON) writes.
 func patchedConditionTypes(t *testing.T, data []byte) []corev1.PodConditionType {
 	t.Helper()
+	var ops []struct {
+		Op    string          `json:"op"`
+		Path  string          `json:"path"`
+		Value json.RawMessage `json:"value"`
+	}
+	if json.Unmarshal(data, &ops) == nil {
+		var types []corev1.PodConditionType
+		for _, op := range ops {
+			if op.Op == "test" || !strings.HasPrefix(op.Path, "/status/conditions") {
+				continue
+			}
+			var c corev1.PodCondition
+			if op.Path == "/status/conditions" {
+				var cs []corev1.PodCondition
+				if err := json.Unmarshal(op.Value, &cs); err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range cs {
+					types = append(types, c.Type)
+				}
+				continue
+			}
+			if err := json.Unmarshal(op.Value, &c); err != nil {
+				t.Fatalf("%s %s: %v", op.Op, op.Path, err)
+			}
+			types = append(types, c.Type)
+		}
+		return types
+	}
 	var p struct {
 		Status struct {
 			Conditions []corev1.PodCondition `json:"conditions"`
@@ -585,10 +623,9 @@ func TestGateWritesGoThroughTheStatusClient(t *testing.T) {
 func TestCompleteIgnoresTheKubeletsStatusWrites(t *testing.T) {
 	ctx := context.Background()
 	s, u, pod, applied := updateApplied(t)
-	// The kubelet answers every gate change with a status write of its own, before our next write.
-	s.afterStatusWrite = func(p *corev1.Pod) {
-		s.kubelet(t, p, func(p *corev1.Pod) { p.Status.Message = "kubelet was here " + p.ResourceVersion })
-	}
+	// The kubelet writes the pod's status (the restarted container) after the copy Complete is given was read.
+	s.kubelet(t, pod, func(p *corev1.Pod) { p.Status.Message = "kubelet was here" })
+	n := len(s.patches)
 	done, err := u.Complete(ctx, applied)
 	if err != nil {
 		t.Fatal(err)
@@ -597,23 +634,69 @@ func TestCompleteIgnoresTheKubeletsStatusWrites(t *testing.T) {
 	if InProgress(got) || GateStatus(got) != corev1.ConditionTrue || InProgress(done) {
 		t.Errorf("after Complete: in progress %v, gate %s; want done and True", InProgress(got), GateStatus(got))
 	}
+	if got.Status.Message != "kubelet was here" || condition(got, corev1.PodReady) == nil {
+		t.Errorf("the kubelet's status was lost: message %q, conditions %+v", got.Status.Message, got.Status.Conditions)
+	}
 	if s.gets != 0 {
-		t.Errorf("Complete re-read the pod %d times; the kubelet's status write must not make the annotation removal fail", s.gets)
+		t.Errorf("Complete re-read the pod %d times; the kubelet's status write must not make it fail", s.gets)
+	}
+	// One write, through pods/status, ends the update.
+	if len(s.patches)-n != 1 || s.patches[n].subresource != "status" {
+		t.Errorf("Complete sent %d patches (%+v), want one of pods/status", len(s.patches)-n, s.patches[n:])
 	}
 }
 
 func TestCompleteLeavesAStateItDidNotSee(t *testing.T) {
 	ctx := context.Background()
 	s, u, pod, applied := updateApplied(t)
-	// Right after the gate goes True, another writer replaces the state annotation.
-	s.afterStatusWrite = func(p *corev1.Pod) {
-		s.kubelet(t, p, func(p *corev1.Pod) { p.Annotations[StateAnnotation] = `{"revision":"other"}` })
-	}
+	// Before Complete writes, another writer replaces the state annotation.
+	s.kubelet(t, pod, func(p *corev1.Pod) { p.Annotations[StateAnnotation] = `{"revision":"other"}` })
 	if _, err := u.Complete(ctx, applied); !errors.Is(err, ErrStateChanged) {
 		t.Fatalf("Complete error = %v, want ErrStateChanged", err)
 	}
-	if got := s.stored(t, pod); got.Annotations[StateAnnotation] != `{"revision":"other"}` {
+	got := s.stored(t, pod)
+	if got.Annotations[StateAnnotation] != `{"revision":"other"}` {
 		t.Errorf("state annotation = %q, want the other writer's", got.Annotations[StateAnnotation])
+	}
+	if GateStatus(got) != corev1.ConditionFalse {
+		t.Errorf("gate = %s; it must stay False while the other update is in progress", GateStatus(got))
+	}
+}
+
+func TestCompleteFollowsMovedConditions(t *testing.T) {
+	ctx := context.Background()
+	s, u, pod, applied := updateApplied(t)
+	// The kubelet rewrites the conditions in another order: the gate is no longer where Complete saw it.
+	s.kubelet(t, pod, func(p *corev1.Pod) {
+		c := p.Status.Conditions
+		for i, j := 0, len(c)-1; i < j; i, j = i+1, j-1 {
+			c[i], c[j] = c[j], c[i]
+		}
+	})
+	if _, err := u.Complete(ctx, applied); err != nil {
+		t.Fatal(err)
+	}
+	got := s.stored(t, pod)
+	if InProgress(got) || GateStatus(got) != corev1.ConditionTrue {
+		t.Errorf("after Complete: in progress %v, gate %s; want done and True", InProgress(got), GateStatus(got))
+	}
+	if len(got.Status.Conditions) != len(applied.Status.Conditions) {
+		t.Errorf("conditions %+v, want %d of them", got.Status.Conditions, len(applied.Status.Conditions))
+	}
+	if s.gets != 1 {
+		t.Errorf("re-reads = %d, want 1 after the failed test of the condition's position", s.gets)
+	}
+}
+
+func TestCompleteRefusesAReplacedPod(t *testing.T) {
+	ctx := context.Background()
+	s, u, pod, applied := updateApplied(t)
+	s.kubelet(t, pod, func(p *corev1.Pod) { p.UID = "uid-other" })
+	if _, err := u.Complete(ctx, applied); !errors.Is(err, ErrPodReplaced) {
+		t.Fatalf("Complete error = %v, want ErrPodReplaced", err)
+	}
+	if got := s.stored(t, pod); GateStatus(got) != corev1.ConditionFalse || !InProgress(got) {
+		t.Error("Complete wrote to another pod of the same name")
 	}
 }
 
