@@ -30,12 +30,12 @@ var (
 // default) in a namespace of its own, twice.
 func TestTutorialManifests(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob(repoPath("pkg", "apis", "tkestack", "validation", "testdata", "*.yaml"))
+	files, err := filepath.Glob(repoPath("artifacts", "examples", "tutorial", "*.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(files) == 0 {
-		t.Fatal("no tutorial manifests in pkg/apis/tkestack/validation/testdata")
+		t.Fatal("no tutorial manifests in artifacts/examples/tutorial")
 	}
 	for _, file := range files {
 		file := file

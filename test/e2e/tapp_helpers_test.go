@@ -65,11 +65,11 @@ func holdsFor(t testing.TB, d time.Duration, what string, f func() error) {
 	}
 }
 
-// tutorialTApp returns a tutorial manifest of pkg/apis/tkestack/validation/testdata (the TApp tutorial's
+// tutorialTApp returns a tutorial manifest of artifacts/examples/tutorial (the TApp tutorial's
 // examples, unchanged) without its metadata.namespace, to be applied with -n.
 func tutorialTApp(t testing.TB, file string) string {
 	t.Helper()
-	raw, err := os.ReadFile(repoPath("pkg", "apis", "tkestack", "validation", "testdata", file))
+	raw, err := os.ReadFile(repoPath("artifacts", "examples", "tutorial", file))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned"
 )
 
-const manifestDir = "../../pkg/apis/tkestack/validation/testdata"
+const manifestDir = "../../artifacts/examples/tutorial"
 
 // TestTutorialManifests creates every tutorial manifest through the REST API, as kubectl create would.
 func TestTutorialManifests(t *testing.T) {

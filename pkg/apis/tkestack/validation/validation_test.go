@@ -557,18 +557,21 @@ func TestValidateTAppStatusUpdate(t *testing.T) {
 	}
 }
 
-// TestValidateManifests decodes every manifest in testdata, defaults and converts it as the server does, and
+// tutorialDir holds every TApp manifest of the tutorial and the source notes, as shipped in artifacts/examples.
+const tutorialDir = "../../../../artifacts/examples/tutorial"
+
+// TestValidateManifests decodes every manifest of tutorialDir, defaults and converts it as the server does, and
 // expects it to be valid.
 func TestValidateManifests(t *testing.T) {
 	scheme := runtime.NewScheme()
 	install.Install(scheme)
 
-	files, err := filepath.Glob(filepath.Join("testdata", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join(tutorialDir, "*.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(files) < 15 {
-		t.Fatalf("expected the 15 manifests of the tutorial and the notes in testdata, found %d", len(files))
+		t.Fatalf("expected the 15 manifests of the tutorial and the notes in %s, found %d", tutorialDir, len(files))
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
@@ -583,7 +586,7 @@ func TestValidateManifests(t *testing.T) {
 func TestLegacyDefaultTemplateNameManifest(t *testing.T) {
 	scheme := runtime.NewScheme()
 	install.Install(scheme)
-	tapp := decodeManifest(t, scheme, filepath.Join("testdata", "tutorial-auto-delete-unused-template.yaml"))
+	tapp := decodeManifest(t, scheme, filepath.Join(tutorialDir, "tutorial-auto-delete-unused-template.yaml"))
 	if tapp.Spec.DefaultTemplateName != "test4" {
 		t.Errorf("defaultTemplateName = %q, want the legacy value test4", tapp.Spec.DefaultTemplateName)
 	}
