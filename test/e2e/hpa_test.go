@@ -62,11 +62,11 @@ func TestHPA(t *testing.T) {
 			for _, c := range hpa.Status.Conditions {
 				conditions = append(conditions, fmt.Sprintf("%s=%s (%s: %s)", c.Type, c.Status, c.Reason, c.Message))
 			}
-			tapp, err := tappClient.AppsV1().TApps(ns).Get(ctx, "scaled", metav1.GetOptions{})
+			tapp, err := tappClient.TKEStackAppsV1().TApps(ns).Get(ctx, "scaled", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
-			if tapp.Spec.Replicas != replicas || hpa.Status.DesiredReplicas != replicas {
+			if tapp.Spec.Replicas != replicas || hpa.Status.DesiredReplicas != replicas || hpa.Status.CurrentReplicas != replicas {
 				return fmt.Errorf("TApp spec.replicas %d; HPA %s (metrics lists served: %d)", tapp.Spec.Replicas,
 					describeHPA(hpa.Status.CurrentReplicas, hpa.Status.DesiredReplicas, conditions), metrics.requests())
 			}
