@@ -6,7 +6,13 @@ set -o errexit -o nounset -o pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "${ROOT}"
 MODULE=$(go list -m)
+# `go list -m` does not download: on a machine whose module cache lacks code-generator, fetch it first.
+go mod download k8s.io/code-generator
 CODEGEN_PKG=$(go list -m -f '{{.Dir}}' k8s.io/code-generator)
+if [[ -z "${CODEGEN_PKG}" || ! -f "${CODEGEN_PKG}/kube_codegen.sh" ]]; then
+  echo "k8s.io/code-generator is not in the module cache (go mod download k8s.io/code-generator)" >&2
+  exit 1
+fi
 BOILERPLATE="${ROOT}/hack/boilerplate.go.txt"
 # shellcheck source=/dev/null
 source "${CODEGEN_PKG}/kube_codegen.sh"
