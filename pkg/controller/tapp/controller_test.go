@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,6 +39,8 @@ type harness struct {
 	kubeInf  informers.SharedInformerFactory
 	tappInf  externalversions.SharedInformerFactory
 	recorder *record.FakeRecorder
+	// resourceVersion numbers the versions showPods gives changed pods in the cache.
+	resourceVersion int
 }
 
 func newHarness(t *testing.T, tapp *tkestackv1.TApp) *harness {
@@ -67,24 +70,57 @@ func (h *harness) setTApp(tapp *tkestackv1.TApp) {
 	}
 }
 
-// showPods puts the pods the fake API holds into the informer cache (the cache catching up).
+// showPods puts the pods the fake API holds into the informer cache (the cache catching up), calling the
+// pod event handlers as an informer would: podAdded for new pods, podUpdated for changed ones (the fake API
+// does not move resourceVersions, so a changed pod gets a fresh one in the cache), podDeleted for pods gone
+// or replaced by another of the same name.
 func (h *harness) showPods() []*corev1.Pod {
 	list, err := h.kube.CoreV1().Pods("ns").List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	indexer := h.kubeInf.Core().V1().Pods().Informer().GetIndexer()
-	for _, obj := range indexer.List() {
-		_ = indexer.Delete(obj)
-	}
+	listed := map[string]bool{}
 	var pods []*corev1.Pod
 	for i := range list.Items {
 		pod := &list.Items[i]
-		if err := indexer.Add(pod); err != nil {
+		key := pod.Namespace + "/" + pod.Name
+		listed[key] = true
+		obj, exists, err := indexer.GetByKey(key)
+		if err != nil {
 			h.t.Fatal(err)
 		}
-		h.ctrl.podAdded(pod)
+		switch old, _ := obj.(*corev1.Pod); {
+		case exists && old.UID == pod.UID:
+			if old.ResourceVersion == pod.ResourceVersion && !apiequality.Semantic.DeepEqual(old, pod) {
+				h.resourceVersion++
+				pod.ResourceVersion = fmt.Sprintf("cache-%d", h.resourceVersion)
+			}
+			if err := indexer.Update(pod); err != nil {
+				h.t.Fatal(err)
+			}
+			h.ctrl.podUpdated(old, pod)
+		default:
+			if exists {
+				if err := indexer.Delete(old); err != nil {
+					h.t.Fatal(err)
+				}
+				h.ctrl.podDeleted(old)
+			}
+			if err := indexer.Add(pod); err != nil {
+				h.t.Fatal(err)
+			}
+			h.ctrl.podAdded(pod)
+		}
 		pods = append(pods, pod)
+	}
+	for _, obj := range indexer.List() {
+		if pod := obj.(*corev1.Pod); !listed[pod.Namespace+"/"+pod.Name] {
+			if err := indexer.Delete(pod); err != nil {
+				h.t.Fatal(err)
+			}
+			h.ctrl.podDeleted(pod)
+		}
 	}
 	return pods
 }
