@@ -467,6 +467,24 @@ func TestShrinkDown(t *testing.T) {
 	}
 }
 
+func TestShrinkDownDeletesEveryInstanceAbove(t *testing.T) {
+	c := newCluster(t)
+	tapp := newTApp(4)
+	c.sync(tapp)
+	tapp.Spec.Replicas = 1
+	plan := c.sync(tapp)
+	// Highest id first, as a StatefulSet scales down.
+	expectPlan(t, plan, nil, []string{"3", "2", "1"}, nil, nil, nil)
+	for _, d := range plan.Deletes {
+		if d.Reason != ReasonScaleDown {
+			t.Errorf("pod %s deleted for %s, want %s", d.PodName, d.Reason, ReasonScaleDown)
+		}
+	}
+	if plan.Status.Instances["0"] != StatusRunning {
+		t.Errorf("instance 0 = %s, want Running", plan.Status.Instances["0"])
+	}
+}
+
 func TestKillApp(t *testing.T) {
 	c := newCluster(t)
 	tapp := newTApp(2)

@@ -44,6 +44,8 @@ func TestPrepareForCreate(t *testing.T) {
 		wantSelector string
 	}{
 		{name: "match labels", selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}, wantSelector: "app=x"},
+		{name: "several labels, sorted", selector: &metav1.LabelSelector{MatchLabels: map[string]string{
+			"version": "v1", "app": "nginx", "type": "tapp"}}, wantSelector: "app=nginx,type=tapp,version=v1"},
 		{name: "expressions", selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 			{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"x", "y"}}}}, wantSelector: "app in (x,y)"},
 		{name: "no selector", selector: nil, wantSelector: ""},
