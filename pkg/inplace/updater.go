@@ -169,37 +169,52 @@ func (u *Updater) Complete(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, e
 		if !apierrors.IsInvalid(err) || attempt == retry.DefaultRetry.Steps {
 			return nil, fmt.Errorf("completing the in-place update of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
-		// A test failed: look at the pod as it is now.
-		fresh, gerr := client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-		switch {
-		case gerr != nil:
-			return nil, gerr
-		case pod.UID != "" && fresh.UID != pod.UID:
-			return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, ErrPodReplaced)
+		// A test failed: look at the pod as it is now. If an earlier Complete removed the record meanwhile, only
+		// the gate may be left to write.
+		if cur, found, err = recheckState(ctx, client, pod, seen, found); err != nil {
+			return nil, err
 		}
-		switch v, ok := fresh.Annotations[StateAnnotation]; {
-		case ok && (!found || v != seen):
-			return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, ErrStateChanged)
-		case !ok:
-			found = false // removed meanwhile by an earlier Complete: only the gate may be left to write
-		}
-		cur = fresh
 	}
 }
 
-// completePatch is the JSON patch of pods/status that sets the gate condition to cond and removes the state
-// annotation (when found, only if it still holds seen), bound to the pod's UID.
-func completePatch(pod *corev1.Pod, cond corev1.PodCondition, seen string, found bool) ([]byte, error) {
+// recheckState re-reads pod after a failed test operation and tells whether its state annotation is still
+// there. It fails with ErrPodReplaced if another pod now has the name, and with ErrStateChanged if the
+// annotation holds anything but seen (or appeared when it was not found before).
+func recheckState(ctx context.Context, client kubernetes.Interface, pod *corev1.Pod, seen string, found bool) (*corev1.Pod, bool, error) {
+	fresh, err := client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	switch {
+	case err != nil:
+		return nil, false, err
+	case pod.UID != "" && fresh.UID != pod.UID:
+		return nil, false, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, ErrPodReplaced)
+	}
+	v, ok := fresh.Annotations[StateAnnotation]
+	if ok && (!found || v != seen) {
+		return nil, false, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, ErrStateChanged)
+	}
+	return fresh, ok, nil
+}
+
+// stateOps are the JSON patch operations that bind a write to the pod's UID and, when found, remove the state
+// annotation only if it still holds seen.
+func stateOps(pod *corev1.Pod, seen string, found bool) []map[string]any {
 	var ops []map[string]any
 	if pod.UID != "" {
 		ops = append(ops, map[string]any{"op": "test", "path": "/metadata/uid", "value": pod.UID})
 	}
 	if found {
-		path := stateAnnotationPath()
+		path := "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(StateAnnotation)
 		ops = append(ops,
 			map[string]any{"op": "test", "path": path, "value": seen},
 			map[string]any{"op": "remove", "path": path})
 	}
+	return ops
+}
+
+// completePatch is the JSON patch of pods/status that sets the gate condition to cond and removes the state
+// annotation (when found, only if it still holds seen), bound to the pod's UID.
+func completePatch(pod *corev1.Pod, cond corev1.PodCondition, seen string, found bool) ([]byte, error) {
+	ops := stateOps(pod, seen, found)
 	i := gateConditionIndex(pod)
 	switch {
 	case i >= 0:
@@ -210,29 +225,19 @@ func completePatch(pod *corev1.Pod, cond corev1.PodCondition, seen string, found
 	case len(pod.Status.Conditions) > 0:
 		ops = append(ops, map[string]any{"op": "add", "path": "/status/conditions/-", "value": cond})
 	default:
-		ops = append(ops, map[string]any{"op": "add", "path": "/status/conditions", "value": []corev1.PodCondition{cond}})
+		// Adding the list replaces any the kubelet wrote since pod was read: only if nothing was written since.
+		ops = append(ops,
+			map[string]any{"op": "test", "path": "/metadata/resourceVersion", "value": pod.ResourceVersion},
+			map[string]any{"op": "add", "path": "/status/conditions", "value": []corev1.PodCondition{cond}})
 	}
 	return json.Marshal(ops)
-}
-
-// stateAnnotationPath is the JSON pointer of the state annotation.
-func stateAnnotationPath() string {
-	return "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(StateAnnotation)
 }
 
 // removeState removes the state annotation of a pod without the readiness gate if it still has the value
 // seen, with a JSON patch whose test operations are the precondition: unlike a resourceVersion, they do not
 // fail on the kubelet's status writes.
 func (u *Updater) removeState(ctx context.Context, pod *corev1.Pod, seen string) (*corev1.Pod, error) {
-	path := stateAnnotationPath()
-	ops := []map[string]any{
-		{"op": "test", "path": path, "value": seen},
-		{"op": "remove", "path": path},
-	}
-	if pod.UID != "" {
-		ops = append([]map[string]any{{"op": "test", "path": "/metadata/uid", "value": pod.UID}}, ops...)
-	}
-	data, err := json.Marshal(ops)
+	data, err := json.Marshal(stateOps(pod, seen, true))
 	if err != nil {
 		return nil, err
 	}
@@ -244,17 +249,12 @@ func (u *Updater) removeState(ctx context.Context, pod *corev1.Pod, seen string)
 		return nil, fmt.Errorf("removing %s from pod %s/%s: %w", StateAnnotation, pod.Namespace, pod.Name, err)
 	}
 	// A test failed: see why on the pod as it is now.
-	fresh, gerr := u.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	fresh, recorded, rerr := recheckState(ctx, u.Client, pod, seen, true)
 	switch {
-	case gerr != nil:
-		return nil, gerr
-	case pod.UID != "" && fresh.UID != pod.UID:
-		return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, ErrPodReplaced)
-	}
-	if v, ok := fresh.Annotations[StateAnnotation]; !ok {
+	case rerr != nil:
+		return nil, rerr
+	case !recorded:
 		return fresh, nil // already removed
-	} else if v != seen {
-		return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, ErrStateChanged)
 	}
 	return nil, fmt.Errorf("removing %s from pod %s/%s: %w", StateAnnotation, pod.Namespace, pod.Name, err)
 }

@@ -688,6 +688,25 @@ func TestCompleteFollowsMovedConditions(t *testing.T) {
 	}
 }
 
+func TestCompleteKeepsConditionsWrittenSinceItsRead(t *testing.T) {
+	ctx := context.Background()
+	s, u, pod, applied := updateApplied(t)
+	// Complete is given a copy without any condition; the kubelet has written its conditions since.
+	stale := applied.DeepCopy()
+	stale.Status.Conditions = nil
+	s.kubelet(t, pod, func(p *corev1.Pod) { p.Status.Message = "kubelet was here" })
+	if _, err := u.Complete(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
+	got := s.stored(t, pod)
+	if condition(got, corev1.PodReady) == nil || len(got.Status.Conditions) != len(applied.Status.Conditions) {
+		t.Errorf("conditions = %+v: the kubelet's were replaced", got.Status.Conditions)
+	}
+	if InProgress(got) || GateStatus(got) != corev1.ConditionTrue {
+		t.Errorf("after Complete: in progress %v, gate %s; want done and True", InProgress(got), GateStatus(got))
+	}
+}
+
 func TestCompleteRefusesAReplacedPod(t *testing.T) {
 	ctx := context.Background()
 	s, u, pod, applied := updateApplied(t)

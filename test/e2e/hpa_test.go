@@ -5,6 +5,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,4 +121,9 @@ func containsReplicas(raw []byte) bool {
 	}
 	_, ok := fields["f:spec"]["f:replicas"]
 	return ok
+}
+
+// describeHPA is the HPA's replica counts and conditions, for failure messages.
+func describeHPA(current, desired int32, conditions []string) string {
+	return fmt.Sprintf("currentReplicas %d, desiredReplicas %d, conditions: %s", current, desired, strings.Join(conditions, "; "))
 }

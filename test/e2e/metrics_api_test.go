@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -210,9 +209,4 @@ func writeJSON(w http.ResponseWriter, v interface{}) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	_, _ = w.Write(body)
-}
-
-// describeHPA is the HPA's replica counts and conditions, for failure messages.
-func describeHPA(current, desired int32, conditions []string) string {
-	return fmt.Sprintf("currentReplicas %d, desiredReplicas %d, conditions: %s", current, desired, strings.Join(conditions, "; "))
 }
