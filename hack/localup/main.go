@@ -1,4 +1,4 @@
-// Command localup runs the local cluster of test/localcluster in the foreground until SIGINT or SIGTERM,
+// Command localup runs the local cluster of pkg/localcluster in the foreground until SIGINT or SIGTERM,
 // then stops every process it started and exits 0. hack/local-up.sh builds what it needs and runs it.
 package main
 
@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tapp-io/tapp-apiserver/test/localcluster"
+	"github.com/tapp-io/tapp-apiserver/pkg/localcluster"
 )
 
 func main() {

@@ -1,4 +1,4 @@
-// Command bench measures tapp-apiserver on the local cluster of test/localcluster (the cluster of
+// Command bench measures tapp-apiserver on the local cluster of pkg/localcluster (the cluster of
 // hack/local-up.sh and the end-to-end suite) and writes _output/bench/results.json and results.md:
 //
 //  1. API path: create, get, update, list and watch latency of the same TApp through kube-apiserver's
@@ -32,7 +32,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned"
-	"github.com/tapp-io/tapp-apiserver/test/localcluster"
+	"github.com/tapp-io/tapp-apiserver/pkg/localcluster"
 )
 
 const (

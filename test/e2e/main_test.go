@@ -38,7 +38,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned"
-	"github.com/tapp-io/tapp-apiserver/test/localcluster"
+	"github.com/tapp-io/tapp-apiserver/pkg/localcluster"
 )
 
 const (

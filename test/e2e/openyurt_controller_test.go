@@ -26,7 +26,7 @@ import (
 )
 
 // End-to-end tests of the YurtAppDaemon and NodePool controllers on the local cluster: its kwok nodes are
-// labelled into the node pools pool-a and pool-b (see test/localcluster), and the tests create the
+// labelled into the node pools pool-a and pool-b (see pkg/localcluster), and the tests create the
 // NodePool objects of those pools when the cluster has not.
 
 const (

@@ -6,7 +6,7 @@ package e2e
 // (artifacts/examples/tutorial, unchanged) and the behaviour the controller issue asks for, driven
 // with kubectl as a user would and checked precisely with client-go. Each test works in a namespace of its
 // own, so all of them share the one local cluster. Pods are run by the local cluster's pod simulator
-// (test/localcluster/kubelet.go): they become Ready at once unless a readiness gate is False, and a container
+// (pkg/localcluster/kubelet.go): they become Ready at once unless a readiness gate is False, and a container
 // whose image changes in place restarts with the new image, a new imageID and restartCount+1.
 
 import (

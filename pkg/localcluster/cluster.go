@@ -89,6 +89,18 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Nodes == 0 {
 		cfg.Nodes = 3
 	}
+	// Every path goes to other processes' flags and into kubeconfigs, where a relative path would be read
+	// relative to another directory (kubectl resolves a kubeconfig's paths against the kubeconfig's folder).
+	for _, p := range []*string{&cfg.WorkDir, &cfg.ToolsDir, &cfg.ServerBinary} {
+		if *p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return nil, err
+		}
+		*p = abs
+	}
 	c := &Cluster{cfg: cfg}
 	if err := c.start(ctx); err != nil {
 		c.Stop()
@@ -493,11 +505,24 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context, etcdURL string) error 
 	return c.waitHTTP(ctx, "kube-apiserver", c.kubeAPIURL+"/readyz", c.AdminConfig)
 }
 
-// writeKubeconfig writes a kubeconfig for kube-apiserver authenticating with a client certificate.
+// writeKubeconfig writes a kubeconfig for kube-apiserver authenticating with a client certificate. The
+// certificates are embedded, so the file works wherever it is read from and wherever it is copied to.
 func (c *Cluster) writeKubeconfig(path, user string, cert certFiles) error {
+	ca, err := os.ReadFile(c.pki.clientCA.CertFile)
+	if err != nil {
+		return err
+	}
+	clientCert, err := os.ReadFile(cert.CertFile)
+	if err != nil {
+		return err
+	}
+	clientKey, err := os.ReadFile(cert.KeyFile)
+	if err != nil {
+		return err
+	}
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: c.kubeAPIURL, CertificateAuthority: c.pki.clientCA.CertFile}
-	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificate: cert.CertFile, ClientKey: cert.KeyFile}
+	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: c.kubeAPIURL, CertificateAuthorityData: ca}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificateData: clientCert, ClientKeyData: clientKey}
 	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: user}
 	cfg.CurrentContext = "local"
 	return clientcmd.WriteToFile(*cfg, path)
