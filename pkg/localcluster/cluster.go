@@ -214,7 +214,7 @@ func (c *Cluster) startScheduler(ctx context.Context) error {
 	return c.waitHTTP(ctx, "kube-scheduler", "https://127.0.0.1:"+strconv.Itoa(port)+"/healthz", nil)
 }
 
-// startNodes runs kwok and creates the fake nodes, half of them in node pool "pool-a" and half in "pool-b".
+// startNodes runs kwok and creates the fake nodes, half of them in node pool "hangzhou" and half in "shanghai".
 func (c *Cluster) startNodes(ctx context.Context) error {
 	// kwok.yaml holds kwok's own templates: it is copied, not rendered.
 	stages, err := manifests.ReadFile("manifests/kwok.yaml")
@@ -238,9 +238,9 @@ func (c *Cluster) startNodes(ctx context.Context) error {
 	}
 	var nodes []string
 	for i := 0; i < c.cfg.Nodes; i++ {
-		pool := "pool-a"
+		pool := "hangzhou"
 		if i%2 == 1 {
-			pool = "pool-b"
+			pool = "shanghai"
 		}
 		nodes = append(nodes, fmt.Sprintf("node-%d", i))
 		node, err := renderManifest("node.yaml", map[string]interface{}{"Name": nodes[i], "Pool": pool})

@@ -26,7 +26,7 @@ import (
 )
 
 // End-to-end tests of the YurtAppDaemon and NodePool controllers on the local cluster: its kwok nodes are
-// labelled into the node pools pool-a and pool-b (see pkg/localcluster), and the tests create the
+// labelled into the node pools hangzhou and shanghai (see pkg/localcluster), and the tests create the
 // NodePool objects of those pools when the cluster has not.
 
 const (
@@ -44,7 +44,7 @@ const (
 )
 
 // localPools are the node pools of the local cluster's kwok nodes.
-var localPools = []string{"pool-a", "pool-b"}
+var localPools = []string{"hangzhou", "shanghai"}
 
 // yadPollUntil calls f every yadPoll until it returns nil, and fails the test with f's last error after
 // timeout.
@@ -63,7 +63,7 @@ func yadPollUntil(t testing.TB, timeout time.Duration, what string, f func() err
 	}
 }
 
-// ensureLocalPools makes sure the NodePools pool-a and pool-b exist and carry localPoolLabel. They are
+// ensureLocalPools makes sure the NodePools hangzhou and shanghai exist and carry localPoolLabel. They are
 // shared by the tests and never deleted.
 func ensureLocalPools(t testing.TB) {
 	t.Helper()
@@ -390,7 +390,7 @@ func ownedRevisions(ctx context.Context, ns string, uid types.UID) ([]string, er
 	return out, nil
 }
 
-// TestNodePoolMembership checks that the NodePool controller keeps the kwok nodes in pool-a and pool-b
+// TestNodePoolMembership checks that the NodePool controller keeps the kwok nodes in hangzhou and shanghai
 // and reports them in the pools' status.
 func TestNodePoolMembership(t *testing.T) {
 	t.Parallel()
@@ -426,9 +426,9 @@ func TestNodePoolMembership(t *testing.T) {
 			return nil
 		})
 	}
-	tb := parseTable(t, mustKubectl(t, "get", "np", "pool-a"))
-	if got := tb.cell(t, "pool-a", "READYNODES"); got == "0" || got == "" {
-		t.Errorf("kubectl get np pool-a: READYNODES = %q", got)
+	tb := parseTable(t, mustKubectl(t, "get", "np", "hangzhou"))
+	if got := tb.cell(t, "hangzhou", "READYNODES"); got == "0" || got == "" {
+		t.Errorf("kubectl get np hangzhou: READYNODES = %q", got)
 	}
 }
 
@@ -463,15 +463,15 @@ func TestYurtAppDaemonDeployments(t *testing.T) {
 	kids = waitChildren(t, ns, yad, false, "nginx:1.26", localPools...)
 	waitPoolPods(t, ns, "web", "nginx:1.26", 2, localPools...)
 	status = waitYADStatus(t, ns, "web", "Deployment", localPools...)
-	if status.Status.CurrentRevision == first || kids["pool-a"].revision != status.Status.CurrentRevision {
-		t.Errorf("after the image change: currentRevision %s (was %s), child revision %s", status.Status.CurrentRevision, first, kids["pool-a"].revision)
+	if status.Status.CurrentRevision == first || kids["hangzhou"].revision != status.Status.CurrentRevision {
+		t.Errorf("after the image change: currentRevision %s (was %s), child revision %s", status.Status.CurrentRevision, first, kids["hangzhou"].revision)
 	}
 	if revs, err := ownedRevisions(ctx, ns, yad.UID); err != nil || len(revs) != 2 {
 		t.Errorf("ControllerRevisions = %v (%v), want 2", revs, err)
 	}
 
 	// A child deleted by hand is recreated.
-	gone := kids["pool-b"]
+	gone := kids["shanghai"]
 	if err := kubeClient.AppsV1().Deployments(ns).Delete(ctx, gone.name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -480,12 +480,12 @@ func TestYurtAppDaemonDeployments(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if c, ok := got["pool-b"]; !ok || c.uid == gone.uid {
+		if c, ok := got["shanghai"]; !ok || c.uid == gone.uid {
 			return fmt.Errorf("not recreated yet")
 		}
 		return nil
 	})
-	waitPoolPods(t, ns, "web", "nginx:1.26", 2, "pool-b")
+	waitPoolPods(t, ns, "web", "nginx:1.26", 2, "shanghai")
 
 	// Deleting the YurtAppDaemon garbage-collects its children.
 	if err := tappClient.OpenYurtAppsV1alpha1().YurtAppDaemons(ns).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
@@ -538,12 +538,12 @@ func TestYurtAppDaemonPoolLifecycle(t *testing.T) {
 	poolC, nodeName := "e2e-pool-c-"+suffix, "e2e-yad-node-"+suffix
 	yes := "yes"
 
-	// pool-a joins the selection of this test.
-	if err := patchPoolLabels(ctx, "pool-a", map[string]*string{selectKey: &yes}); err != nil {
+	// hangzhou joins the selection of this test.
+	if err := patchPoolLabels(ctx, "hangzhou", map[string]*string{selectKey: &yes}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = patchPoolLabels(context.Background(), "pool-a", map[string]*string{selectKey: nil})
+		_ = patchPoolLabels(context.Background(), "hangzhou", map[string]*string{selectKey: nil})
 	})
 	// The node is tainted from its creation so that no other test's pods land on it; the YurtAppDaemon
 	// tolerates that taint in its template (merged with the pool's tolerations).
@@ -553,8 +553,8 @@ func TestYurtAppDaemonPoolLifecycle(t *testing.T) {
 		{Key: private.Key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
 	}
 	yad := createYAD(t, ns, yadObj)
-	kids := waitChildren(t, ns, yad, false, "busybox:1.36", "pool-a")
-	webA := kids["pool-a"]
+	kids := waitChildren(t, ns, yad, false, "busybox:1.36", "hangzhou")
+	webA := kids["hangzhou"]
 
 	// The third pool: a NodePool and a node asking to join it.
 	poolTaint := corev1.Taint{Key: "e2e.tapp.io/pool-c", Value: "c", Effect: corev1.TaintEffectNoSchedule}
@@ -609,13 +609,13 @@ func TestYurtAppDaemonPoolLifecycle(t *testing.T) {
 	})
 
 	// The YurtAppDaemon adds a workload for the new pool, tolerating its taint; its pod runs on the node.
-	kids = waitChildren(t, ns, yad, false, "busybox:1.36", "pool-a", poolC)
+	kids = waitChildren(t, ns, yad, false, "busybox:1.36", "hangzhou", poolC)
 	wantTol := corev1.Toleration{Key: poolTaint.Key, Operator: corev1.TolerationOpEqual, Value: "c", Effect: corev1.TaintEffectNoSchedule}
 	if tols := kids[poolC].tolerations; !hasToleration(tols, wantTol) || !hasToleration(tols, yadObj.Spec.WorkloadTemplate.DeploymentTemplate.Spec.Template.Spec.Tolerations[0]) {
 		t.Errorf("tolerations of %s = %v, want the template's and %v", kids[poolC].name, tols, wantTol)
 	}
-	waitPoolPods(t, ns, "edge", "busybox:1.36", 1, "pool-a", poolC)
-	waitYADStatus(t, ns, "edge", "Deployment", "pool-a", poolC)
+	waitPoolPods(t, ns, "edge", "busybox:1.36", 1, "hangzhou", poolC)
+	waitYADStatus(t, ns, "edge", "Deployment", "hangzhou", poolC)
 
 	// A taint added to the pool: a toleration on its child only.
 	extra := corev1.Taint{Key: "e2e.tapp.io/extra", Effect: corev1.TaintEffectPreferNoSchedule}
@@ -649,16 +649,16 @@ func TestYurtAppDaemonPoolLifecycle(t *testing.T) {
 		}
 		return nil
 	})
-	if got, err := children(ctx, ns, yad.UID, false); err != nil || got["pool-a"].generation != webA.generation {
-		t.Errorf("the child of pool-a changed for a taint of %s: generation %d, was %d (%v)", poolC, got["pool-a"].generation, webA.generation, err)
+	if got, err := children(ctx, ns, yad.UID, false); err != nil || got["hangzhou"].generation != webA.generation {
+		t.Errorf("the child of hangzhou changed for a taint of %s: generation %d, was %d (%v)", poolC, got["hangzhou"].generation, webA.generation, err)
 	}
 
-	// The pool leaves the selection: its workload is deleted, pool-a's stays.
+	// The pool leaves the selection: its workload is deleted, hangzhou's stays.
 	if err := patchPoolLabels(ctx, poolC, map[string]*string{selectKey: nil}); err != nil {
 		t.Fatal(err)
 	}
-	waitChildren(t, ns, yad, false, "busybox:1.36", "pool-a")
-	waitYADStatus(t, ns, "edge", "Deployment", "pool-a")
+	waitChildren(t, ns, yad, false, "busybox:1.36", "hangzhou")
+	waitYADStatus(t, ns, "edge", "Deployment", "hangzhou")
 
 	// The node leaves the pool: the pool's label, labels and taints are removed, its own taint stays.
 	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, desiredLabel)
