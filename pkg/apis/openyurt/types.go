@@ -20,6 +20,9 @@ const (
 	NodePoolTypeLabel = "nodepool.openyurt.io/type"
 	// MaxYurtAppDaemonNameLength keeps "<name>-<revision hash>" a valid label value.
 	MaxYurtAppDaemonNameLength = 52
+	// NodePoolHostNetworkAnnotation on a NodePool is how versions without spec.hostNetwork carry it: "true"
+	// (any case) means hostNetwork. It never appears on internal objects; conversion moves it into the field.
+	NodePoolHostNetworkAnnotation = "nodepool.openyurt.io/hostnetwork"
 )
 
 // TemplateType is the kind of workload a YurtAppDaemon creates per pool.
@@ -129,8 +132,11 @@ type NodePool struct {
 
 // NodePoolSpec is the desired state of a NodePool.
 type NodePoolSpec struct {
-	Type        NodePoolType
-	Selector    *metav1.LabelSelector
+	Type     NodePoolType
+	Selector *metav1.LabelSelector
+	// HostNetwork says the pool's nodes run no CNI: their pods share the host's network. Set only at
+	// creation, never on a Cloud pool; no controller here acts on it.
+	HostNetwork bool
 	Labels      map[string]string
 	Annotations map[string]string
 	Taints      []corev1.Taint

@@ -23,6 +23,7 @@ package openapi
 
 import (
 	v1alpha1 "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	v1beta1 "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta1"
 	v1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -50,6 +51,10 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.YurtAppDaemonList{}.OpenAPIModelName():                             schema_pkg_apis_openyurt_v1alpha1_YurtAppDaemonList(ref),
 		v1alpha1.YurtAppDaemonSpec{}.OpenAPIModelName():                             schema_pkg_apis_openyurt_v1alpha1_YurtAppDaemonSpec(ref),
 		v1alpha1.YurtAppDaemonStatus{}.OpenAPIModelName():                           schema_pkg_apis_openyurt_v1alpha1_YurtAppDaemonStatus(ref),
+		v1beta1.NodePool{}.OpenAPIModelName():                                       schema_pkg_apis_openyurt_v1beta1_NodePool(ref),
+		v1beta1.NodePoolList{}.OpenAPIModelName():                                   schema_pkg_apis_openyurt_v1beta1_NodePoolList(ref),
+		v1beta1.NodePoolSpec{}.OpenAPIModelName():                                   schema_pkg_apis_openyurt_v1beta1_NodePoolSpec(ref),
+		v1beta1.NodePoolStatus{}.OpenAPIModelName():                                 schema_pkg_apis_openyurt_v1beta1_NodePoolStatus(ref),
 		v1.ForceUpdateStrategy{}.OpenAPIModelName():                                 schema_pkg_apis_tkestack_v1_ForceUpdateStrategy(ref),
 		v1.TApp{}.OpenAPIModelName():                                                schema_pkg_apis_tkestack_v1_TApp(ref),
 		v1.TAppList{}.OpenAPIModelName():                                            schema_pkg_apis_tkestack_v1_TAppList(ref),
@@ -1000,6 +1005,242 @@ func schema_pkg_apis_openyurt_v1alpha1_YurtAppDaemonStatus(ref common.ReferenceC
 		},
 		Dependencies: []string{
 			v1alpha1.YurtAppDaemonCondition{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_openyurt_v1beta1_NodePool(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NodePool is a named group of nodes that share labels, annotations and taints.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard object metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is the desired state of the NodePool.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1beta1.NodePoolSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is the observed state of the NodePool.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1beta1.NodePoolStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.NodePoolSpec{}.OpenAPIModelName(), v1beta1.NodePoolStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_openyurt_v1beta1_NodePoolList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NodePoolList is a list of NodePools.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard list metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items is the list of NodePools.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1beta1.NodePool{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.NodePool{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_openyurt_v1beta1_NodePoolSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NodePoolSpec is the desired state of a NodePool.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Type is Edge or Cloud. Defaults to Edge and cannot be changed.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"selector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Selector is a label query over the nodes of the pool. Defaults to apps.openyurt.io/nodepool=<name>.",
+							Ref:         ref(metav1.LabelSelector{}.OpenAPIModelName()),
+						},
+					},
+					"hostNetwork": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HostNetwork says that the nodes of the pool run no CNI, so their pods share the host's network. It cannot be changed and a Cloud pool cannot set it. In v1alpha1 it is the annotation nodepool.openyurt.io/hostnetwork: \"true\".",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"labels": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Labels are put on every node of the pool.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+					"annotations": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Annotations are put on every node of the pool.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+					"taints": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Taints are put on every node of the pool; workloads of a YurtAppDaemon tolerate them.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(corev1.Taint{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			corev1.Taint{}.OpenAPIModelName(), metav1.LabelSelector{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_openyurt_v1beta1_NodePoolStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NodePoolStatus is the observed state of a NodePool.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"readyNodeNum": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReadyNodeNum is the number of Ready nodes in the pool.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"unreadyNodeNum": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UnreadyNodeNum is the number of nodes in the pool that are not Ready.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"nodes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Nodes lists the nodes of the pool, sorted by name.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
 	}
 }
 

@@ -454,6 +454,7 @@ func ValidateNodePoolUpdate(newObj, oldObj *openyurt.NodePool) field.ErrorList {
 	specPath := field.NewPath("spec")
 	allErrs = append(allErrs, validateNodePoolSpec(&newObj.Spec, specPath)...)
 	allErrs = append(allErrs, apivalidation.ValidateImmutableField(newObj.Spec.Type, oldObj.Spec.Type, specPath.Child("type"))...)
+	allErrs = append(allErrs, apivalidation.ValidateImmutableField(newObj.Spec.HostNetwork, oldObj.Spec.HostNetwork, specPath.Child("hostNetwork"))...)
 	return allErrs
 }
 
@@ -478,6 +479,9 @@ func validateNodePoolSpec(spec *openyurt.NodePoolSpec, fldPath *field.Path) fiel
 		allErrs = append(allErrs, field.NotSupported(typePath, spec.Type, supportedNodePoolTypes))
 	}
 	allErrs = append(allErrs, metav1validation.ValidateLabelSelector(spec.Selector, metav1validation.LabelSelectorValidationOptions{}, fldPath.Child("selector"))...)
+	if spec.HostNetwork && spec.Type == openyurt.Cloud {
+		allErrs = append(allErrs, field.Invalid(fldPath.Child("hostNetwork"), spec.HostNetwork, "a Cloud pool cannot use the host network"))
+	}
 	allErrs = append(allErrs, metav1validation.ValidateLabels(spec.Labels, fldPath.Child("labels"))...)
 	allErrs = append(allErrs, apivalidation.ValidateAnnotations(spec.Annotations, fldPath.Child("annotations"))...)
 

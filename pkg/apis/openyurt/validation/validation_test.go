@@ -500,6 +500,9 @@ func TestValidateNodePool(t *testing.T) {
 	}{
 		{"valid", func(p *openyurt.NodePool) {}, nil},
 		{"valid cloud pool without selector", func(p *openyurt.NodePool) { p.Spec.Type = openyurt.Cloud; p.Spec.Selector = nil }, nil},
+		{"edge pool on the host network", func(p *openyurt.NodePool) { p.Spec.HostNetwork = true }, nil},
+		{"cloud pool not on the host network", func(p *openyurt.NodePool) { p.Spec.Type = openyurt.Cloud; p.Spec.HostNetwork = true },
+			[]wantErr{{field.ErrorTypeInvalid, "spec.hostNetwork"}}},
 		{"name of 63 characters", func(p *openyurt.NodePool) { p.Name = strings.Repeat("p", 63) }, nil},
 		{"cluster-scoped", func(p *openyurt.NodePool) { p.Namespace = "default" },
 			[]wantErr{{field.ErrorTypeForbidden, "metadata.namespace"}}},
@@ -559,6 +562,8 @@ func TestValidateNodePoolUpdate(t *testing.T) {
 			[]wantErr{{field.ErrorTypeNotSupported, "spec.taints[0].effect"}}},
 		{"type is immutable", func(p *openyurt.NodePool) { p.Spec.Type = openyurt.Cloud },
 			[]wantErr{{field.ErrorTypeInvalid, "spec.type"}}},
+		{"hostNetwork is immutable", func(p *openyurt.NodePool) { p.Spec.HostNetwork = true },
+			[]wantErr{{field.ErrorTypeInvalid, "spec.hostNetwork"}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 	http "net/http"
 
 	openyurtappsv1alpha1 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/openyurt/v1alpha1"
+	openyurtappsv1beta1 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/openyurt/v1beta1"
 	tkestackappsv1 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/tkestack/v1"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
@@ -32,6 +33,7 @@ import (
 type Interface interface {
 	Discovery() discovery.DiscoveryInterface
 	OpenYurtAppsV1alpha1() openyurtappsv1alpha1.OpenYurtAppsV1alpha1Interface
+	OpenYurtAppsV1beta1() openyurtappsv1beta1.OpenYurtAppsV1beta1Interface
 	TKEStackAppsV1() tkestackappsv1.TKEStackAppsV1Interface
 }
 
@@ -39,12 +41,18 @@ type Interface interface {
 type Clientset struct {
 	*discovery.DiscoveryClient
 	openYurtAppsV1alpha1 *openyurtappsv1alpha1.OpenYurtAppsV1alpha1Client
+	openYurtAppsV1beta1  *openyurtappsv1beta1.OpenYurtAppsV1beta1Client
 	tKEStackAppsV1       *tkestackappsv1.TKEStackAppsV1Client
 }
 
 // OpenYurtAppsV1alpha1 retrieves the OpenYurtAppsV1alpha1Client
 func (c *Clientset) OpenYurtAppsV1alpha1() openyurtappsv1alpha1.OpenYurtAppsV1alpha1Interface {
 	return c.openYurtAppsV1alpha1
+}
+
+// OpenYurtAppsV1beta1 retrieves the OpenYurtAppsV1beta1Client
+func (c *Clientset) OpenYurtAppsV1beta1() openyurtappsv1beta1.OpenYurtAppsV1beta1Interface {
+	return c.openYurtAppsV1beta1
 }
 
 // TKEStackAppsV1 retrieves the TKEStackAppsV1Client
@@ -100,6 +108,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 	if err != nil {
 		return nil, err
 	}
+	cs.openYurtAppsV1beta1, err = openyurtappsv1beta1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 	cs.tKEStackAppsV1, err = tkestackappsv1.NewForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
 		return nil, err
@@ -126,6 +138,7 @@ func NewForConfigOrDie(c *rest.Config) *Clientset {
 func New(c rest.Interface) *Clientset {
 	var cs Clientset
 	cs.openYurtAppsV1alpha1 = openyurtappsv1alpha1.New(c)
+	cs.openYurtAppsV1beta1 = openyurtappsv1beta1.New(c)
 	cs.tKEStackAppsV1 = tkestackappsv1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)

@@ -22,6 +22,7 @@ import (
 	fmt "fmt"
 
 	v1alpha1 "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	v1beta1 "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta1"
 	v1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	cache "k8s.io/client-go/tools/cache"
@@ -58,6 +59,10 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.OpenYurtApps().V1alpha1().NodePools().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("yurtappdaemons"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.OpenYurtApps().V1alpha1().YurtAppDaemons().Informer()}, nil
+
+		// Group=apps.openyurt.io, Version=v1beta1
+	case v1beta1.SchemeGroupVersion.WithResource("nodepools"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.OpenYurtApps().V1beta1().NodePools().Informer()}, nil
 
 		// Group=apps.tkestack.io, Version=v1
 	case v1.SchemeGroupVersion.WithResource("tapps"):

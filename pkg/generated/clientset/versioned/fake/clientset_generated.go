@@ -23,6 +23,8 @@ import (
 	clientset "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned"
 	openyurtappsv1alpha1 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/openyurt/v1alpha1"
 	fakeopenyurtappsv1alpha1 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/openyurt/v1alpha1/fake"
+	openyurtappsv1beta1 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/openyurt/v1beta1"
+	fakeopenyurtappsv1beta1 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/openyurt/v1beta1/fake"
 	tkestackappsv1 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/tkestack/v1"
 	faketkestackappsv1 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/tkestack/v1/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -141,6 +143,11 @@ var (
 // OpenYurtAppsV1alpha1 retrieves the OpenYurtAppsV1alpha1Client
 func (c *Clientset) OpenYurtAppsV1alpha1() openyurtappsv1alpha1.OpenYurtAppsV1alpha1Interface {
 	return &fakeopenyurtappsv1alpha1.FakeOpenYurtAppsV1alpha1{Fake: &c.Fake}
+}
+
+// OpenYurtAppsV1beta1 retrieves the OpenYurtAppsV1beta1Client
+func (c *Clientset) OpenYurtAppsV1beta1() openyurtappsv1beta1.OpenYurtAppsV1beta1Interface {
+	return &fakeopenyurtappsv1beta1.FakeOpenYurtAppsV1beta1{Fake: &c.Fake}
 }
 
 // TKEStackAppsV1 retrieves the TKEStackAppsV1Client

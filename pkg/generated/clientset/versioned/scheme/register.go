@@ -20,6 +20,7 @@ package scheme
 
 import (
 	openyurtappsv1alpha1 "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	openyurtappsv1beta1 "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta1"
 	tkestackappsv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -33,6 +34,7 @@ var Codecs = serializer.NewCodecFactory(Scheme)
 var ParameterCodec = runtime.NewParameterCodec(Scheme)
 var localSchemeBuilder = runtime.SchemeBuilder{
 	openyurtappsv1alpha1.AddToScheme,
+	openyurtappsv1beta1.AddToScheme,
 	tkestackappsv1.AddToScheme,
 }
 

@@ -1,0 +1,241 @@
+package install
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/diff"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta1"
+)
+
+func newScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	Install(scheme)
+	return scheme
+}
+
+// convert converts in to out through the internal type, as the server does between a request's version
+// and the stored one.
+func convert(t *testing.T, scheme *runtime.Scheme, in, out runtime.Object) {
+	t.Helper()
+	internal := &openyurt.NodePool{}
+	if err := scheme.Convert(in, internal, nil); err != nil {
+		t.Fatalf("to internal: %v", err)
+	}
+	if err := scheme.Convert(internal, out, nil); err != nil {
+		t.Fatalf("from internal: %v", err)
+	}
+}
+
+func betaPool(mutate func(*v1beta1.NodePool)) *v1beta1.NodePool {
+	pool := &v1beta1.NodePool{
+		ObjectMeta: metav1.ObjectMeta{Name: "hangzhou", Labels: map[string]string{"region": "east"}},
+		Spec: v1beta1.NodePoolSpec{
+			Type:        v1beta1.Edge,
+			Selector:    &metav1.LabelSelector{MatchLabels: map[string]string{"apps.openyurt.io/nodepool": "hangzhou"}},
+			Labels:      map[string]string{"zone": "hz"},
+			Annotations: map[string]string{"owner": "ops"},
+			Taints:      []corev1.Taint{{Key: "edge", Value: "true", Effect: corev1.TaintEffectNoSchedule}},
+		},
+		Status: v1beta1.NodePoolStatus{ReadyNodeNum: 1, UnreadyNodeNum: 1, Nodes: []string{"n1", "n2"}},
+	}
+	if mutate != nil {
+		mutate(pool)
+	}
+	return pool
+}
+
+func alphaPool(mutate func(*v1alpha1.NodePool)) *v1alpha1.NodePool {
+	pool := &v1alpha1.NodePool{
+		ObjectMeta: metav1.ObjectMeta{Name: "hangzhou", Labels: map[string]string{"region": "east"}},
+		Spec: v1alpha1.NodePoolSpec{
+			Type:        "Edge",
+			Selector:    &metav1.LabelSelector{MatchLabels: map[string]string{"apps.openyurt.io/nodepool": "hangzhou"}},
+			Labels:      map[string]string{"zone": "hz"},
+			Annotations: map[string]string{"owner": "ops"},
+			Taints:      []corev1.Taint{{Key: "edge", Value: "true", Effect: corev1.TaintEffectNoSchedule}},
+		},
+		Status: v1alpha1.NodePoolStatus{ReadyNodeNum: 1, UnreadyNodeNum: 1, Nodes: []string{"n1", "n2"}},
+	}
+	if mutate != nil {
+		mutate(pool)
+	}
+	return pool
+}
+
+// TestNodePoolBetaToAlpha converts v1beta1 NodePools to v1alpha1 and back: every field has a place in
+// v1alpha1 (spec.hostNetwork the annotation nodepool.openyurt.io/hostnetwork), and the way back gives the
+// original object.
+func TestNodePoolBetaToAlpha(t *testing.T) {
+	cases := []struct {
+		name  string
+		beta  *v1beta1.NodePool
+		alpha *v1alpha1.NodePool
+	}{
+		{"every field carries over, spec.labels included", betaPool(nil), alphaPool(nil)},
+		{"hostNetwork becomes the annotation",
+			betaPool(func(p *v1beta1.NodePool) { p.Spec.HostNetwork = true }),
+			alphaPool(func(p *v1alpha1.NodePool) {
+				p.Annotations = map[string]string{openyurt.NodePoolHostNetworkAnnotation: "true"}
+			})},
+		{"hostNetwork beside other annotations",
+			betaPool(func(p *v1beta1.NodePool) {
+				p.Spec.HostNetwork = true
+				p.Annotations = map[string]string{"note": "x"}
+			}),
+			alphaPool(func(p *v1alpha1.NodePool) {
+				p.Annotations = map[string]string{"note": "x", openyurt.NodePoolHostNetworkAnnotation: "true"}
+			})},
+		{"no selector, labels, annotations or taints",
+			betaPool(func(p *v1beta1.NodePool) { p.Spec = v1beta1.NodePoolSpec{Type: v1beta1.Cloud} }),
+			alphaPool(func(p *v1alpha1.NodePool) { p.Spec = v1alpha1.NodePoolSpec{Type: "Cloud"} })},
+		{"match expressions in the selector",
+			betaPool(func(p *v1beta1.NodePool) {
+				p.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+					{Key: "zone", Operator: metav1.LabelSelectorOpIn, Values: []string{"a", "b"}}}}
+			}),
+			alphaPool(func(p *v1alpha1.NodePool) {
+				p.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+					{Key: "zone", Operator: metav1.LabelSelectorOpIn, Values: []string{"a", "b"}}}}
+			})},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			scheme := newScheme(t)
+			in := tc.beta.DeepCopy()
+			alpha := &v1alpha1.NodePool{}
+			convert(t, scheme, in, alpha)
+			if !apiequality.Semantic.DeepEqual(alpha, tc.alpha) {
+				t.Errorf("v1beta1 -> v1alpha1 (-want +got):\n%s", diff.Diff(tc.alpha, alpha))
+			}
+			if !apiequality.Semantic.DeepEqual(in, tc.beta) {
+				t.Errorf("conversion modified its input (-want +got):\n%s", diff.Diff(tc.beta, in))
+			}
+			back := &v1beta1.NodePool{}
+			convert(t, scheme, alpha, back)
+			if !apiequality.Semantic.DeepEqual(back, tc.beta) {
+				t.Errorf("v1beta1 -> v1alpha1 -> v1beta1 (-want +got):\n%s", diff.Diff(tc.beta, back))
+			}
+		})
+	}
+}
+
+// TestNodePoolAlphaToBeta converts v1alpha1 NodePools, as users and OpenYurt write the hostnetwork
+// annotation, to v1beta1, and back to v1alpha1.
+func TestNodePoolAlphaToBeta(t *testing.T) {
+	withAnnotation := func(value string, others map[string]string) func(*v1alpha1.NodePool) {
+		return func(p *v1alpha1.NodePool) {
+			p.Annotations = map[string]string{openyurt.NodePoolHostNetworkAnnotation: value}
+			for k, v := range others {
+				p.Annotations[k] = v
+			}
+		}
+	}
+	cases := []struct {
+		name      string
+		alpha     *v1alpha1.NodePool
+		beta      *v1beta1.NodePool
+		alphaBack *v1alpha1.NodePool
+	}{
+		{"every field carries over", alphaPool(nil), betaPool(nil), alphaPool(nil)},
+		{"annotation true", alphaPool(withAnnotation("true", nil)),
+			betaPool(func(p *v1beta1.NodePool) { p.Spec.HostNetwork = true }),
+			alphaPool(withAnnotation("true", nil))},
+		{"annotation True in any case, written back as true", alphaPool(withAnnotation("TRUE", map[string]string{"note": "x"})),
+			betaPool(func(p *v1beta1.NodePool) {
+				p.Spec.HostNetwork = true
+				p.Annotations = map[string]string{"note": "x"}
+			}),
+			alphaPool(withAnnotation("true", map[string]string{"note": "x"}))},
+		{"annotation false means no host network", alphaPool(withAnnotation("false", map[string]string{"note": "x"})),
+			betaPool(func(p *v1beta1.NodePool) { p.Annotations = map[string]string{"note": "x"} }),
+			alphaPool(func(p *v1alpha1.NodePool) { p.Annotations = map[string]string{"note": "x"} })},
+		{"annotation empty means no host network", alphaPool(withAnnotation("", nil)), betaPool(nil), alphaPool(nil)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			scheme := newScheme(t)
+			in := tc.alpha.DeepCopy()
+			beta := &v1beta1.NodePool{}
+			convert(t, scheme, in, beta)
+			if !apiequality.Semantic.DeepEqual(beta, tc.beta) {
+				t.Errorf("v1alpha1 -> v1beta1 (-want +got):\n%s", diff.Diff(tc.beta, beta))
+			}
+			if !apiequality.Semantic.DeepEqual(in, tc.alpha) {
+				t.Errorf("conversion modified its input (-want +got):\n%s", diff.Diff(tc.alpha, in))
+			}
+			back := &v1alpha1.NodePool{}
+			convert(t, scheme, beta, back)
+			if !apiequality.Semantic.DeepEqual(back, tc.alphaBack) {
+				t.Errorf("v1alpha1 -> v1beta1 -> v1alpha1 (-want +got):\n%s", diff.Diff(tc.alphaBack, back))
+			}
+		})
+	}
+}
+
+// TestNodePoolBetaHostNetworkAnnotation: OpenYurt honours the hostnetwork annotation on v1beta1 objects
+// too, so a v1beta1 manifest that carries it gets spec.hostNetwork; the annotation is not kept beside it.
+func TestNodePoolBetaHostNetworkAnnotation(t *testing.T) {
+	scheme := newScheme(t)
+	in := betaPool(func(p *v1beta1.NodePool) {
+		p.Annotations = map[string]string{openyurt.NodePoolHostNetworkAnnotation: "True", "note": "x"}
+	})
+	internal := &openyurt.NodePool{}
+	if err := scheme.Convert(in, internal, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !internal.Spec.HostNetwork {
+		t.Errorf("spec.hostNetwork = false, want true")
+	}
+	if want := map[string]string{"note": "x"}; !apiequality.Semantic.DeepEqual(internal.Annotations, want) {
+		t.Errorf("annotations = %v, want %v", internal.Annotations, want)
+	}
+	if _, ok := in.Annotations[openyurt.NodePoolHostNetworkAnnotation]; !ok {
+		t.Errorf("conversion modified its input: %v", in.Annotations)
+	}
+}
+
+// TestNodePoolListConversion: lists convert item by item with the same rules.
+func TestNodePoolListConversion(t *testing.T) {
+	scheme := newScheme(t)
+	in := &v1beta1.NodePoolList{Items: []v1beta1.NodePool{
+		*betaPool(func(p *v1beta1.NodePool) { p.Spec.HostNetwork = true }),
+		*betaPool(func(p *v1beta1.NodePool) { p.Name = "beijing" }),
+	}}
+	internal := &openyurt.NodePoolList{}
+	if err := scheme.Convert(in, internal, nil); err != nil {
+		t.Fatal(err)
+	}
+	out := &v1alpha1.NodePoolList{}
+	if err := scheme.Convert(internal, out, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.Items[0].Annotations[openyurt.NodePoolHostNetworkAnnotation]; got != "true" {
+		t.Errorf("items[0] annotation = %q, want true", got)
+	}
+	if _, ok := out.Items[1].Annotations[openyurt.NodePoolHostNetworkAnnotation]; ok {
+		t.Errorf("items[1] has the hostnetwork annotation: %v", out.Items[1].Annotations)
+	}
+	if got := out.Items[1].Spec.Labels; !apiequality.Semantic.DeepEqual(got, map[string]string{"zone": "hz"}) {
+		t.Errorf("items[1] spec.labels = %v", got)
+	}
+}
+
+// TestPreferredVersion: v1beta1 comes first for the group, v1alpha1 stays served.
+func TestPreferredVersion(t *testing.T) {
+	scheme := newScheme(t)
+	got := scheme.PrioritizedVersionsForGroup(openyurt.GroupName)
+	if len(got) != 2 || got[0] != v1beta1.SchemeGroupVersion || got[1] != v1alpha1.SchemeGroupVersion {
+		t.Errorf("versions = %v, want [v1beta1 v1alpha1]", got)
+	}
+	if scheme.Recognizes(v1beta1.SchemeGroupVersion.WithKind("YurtAppDaemon")) {
+		t.Errorf("YurtAppDaemon is known in v1beta1; it has v1alpha1 only")
+	}
+}

@@ -1,0 +1,12 @@
+// +k8s:openapi-gen=true
+// +k8s:deepcopy-gen=package
+// +k8s:conversion-gen=github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt
+// +k8s:defaulter-gen=TypeMeta
+// +groupName=apps.openyurt.io
+// +groupGoName=OpenYurtApps
+// +k8s:openapi-model-package=io.openyurt.apps.v1beta1
+
+// Package v1beta1 is version v1beta1 of the apps.openyurt.io API group: NodePool only, with the fields of
+// yurt-app-manager's and OpenYurt's v1beta1 (spec.hostNetwork). It is the group's preferred version;
+// objects are stored as v1alpha1 and converted through the internal type.
+package v1beta1
