@@ -1,5 +1,5 @@
 // Package apiserver assembles the aggregated API server: the scheme, the REST storage of every resource
-// and the API groups apps.tkestack.io/v1 and apps.openyurt.io/v1alpha1.
+// and the API groups apps.tkestack.io/v1 and apps.openyurt.io/v1beta1 (NodePools, preferred) and v1alpha1.
 package apiserver
 
 import (
@@ -69,6 +69,12 @@ func (c CompletedConfig) New() (*Server, error) {
 		"yurtappdaemons/status": yads.Status,
 		"nodepools":             pools.NodePool,
 		"nodepools/status":      pools.Status,
+	}
+	// One store serves NodePools in both versions; requests are converted through the internal type and
+	// stored as v1alpha1. YurtAppDaemon never had another version.
+	openyurtGroup.VersionedResourcesStorageMap["v1beta1"] = map[string]rest.Storage{
+		"nodepools":        pools.NodePool,
+		"nodepools/status": pools.Status,
 	}
 
 	if err := generic.InstallAPIGroups(&tkestackGroup, &openyurtGroup); err != nil {

@@ -59,6 +59,9 @@ func checkSchemas(t *testing.T, what string, defs map[string]openAPISchema) {
 		if what != "v2" && (strings.HasPrefix(w.typeName, "TApp") != strings.Contains(what, "tkestack")) {
 			continue
 		}
+		if strings.Contains(what, "v1beta1") && !strings.HasPrefix(w.typeName, "NodePool") {
+			continue // apps.openyurt.io/v1beta1 serves NodePools only
+		}
 		name, def, ok := findSchema(defs, w.typeName, w.group)
 		if !ok {
 			t.Errorf("%s: no schema for %s (group %q)", what, w.typeName, w.group)
@@ -96,13 +99,20 @@ func TestOpenAPI(t *testing.T) {
 		"/apis/apps.tkestack.io/v1/namespaces/{namespace}/tapps/{name}/status",
 		"/apis/apps.openyurt.io/v1alpha1/nodepools/{name}",
 		"/apis/apps.openyurt.io/v1alpha1/namespaces/{namespace}/yurtappdaemons",
+		"/apis/apps.openyurt.io/v1beta1/nodepools/{name}",
+		"/apis/apps.openyurt.io/v1beta1/nodepools/{name}/status",
 	} {
 		if _, ok := v2.Paths[p]; !ok {
 			t.Errorf("/openapi/v2 has no path %s", p)
 		}
 	}
 
-	for _, gv := range []string{"apps.tkestack.io/v1", "apps.openyurt.io/v1alpha1"} {
+	if _, ok := v2.Paths["/apis/apps.openyurt.io/v1beta1/namespaces/{namespace}/yurtappdaemons"]; ok {
+		t.Errorf("/openapi/v2 has yurtappdaemons in apps.openyurt.io/v1beta1")
+	}
+	checkNodePoolVersions(t, "v2", v2.Definitions)
+
+	for _, gv := range []string{"apps.tkestack.io/v1", "apps.openyurt.io/v1alpha1", "apps.openyurt.io/v1beta1"} {
 		url := s.URL + "/openapi/v3/apis/" + gv
 		code, body := httpGet(t, url, "application/json")
 		if code != http.StatusOK {
@@ -127,6 +137,9 @@ func TestOpenAPI(t *testing.T) {
 			what = "v3 tkestack"
 		}
 		checkSchemas(t, what, v3.Components.Schemas)
+		if strings.Contains(gv, "openyurt") {
+			checkNodePoolVersions(t, what, v3.Components.Schemas)
+		}
 	}
 
 	// The v3 discovery document lists both groups.
@@ -140,10 +153,45 @@ func TestOpenAPI(t *testing.T) {
 	if err := json.Unmarshal(body, &index); err != nil {
 		t.Fatalf("/openapi/v3 is not JSON: %v", err)
 	}
-	for _, p := range []string{"apis/apps.tkestack.io/v1", "apis/apps.openyurt.io/v1alpha1"} {
+	for _, p := range []string{"apis/apps.tkestack.io/v1", "apis/apps.openyurt.io/v1alpha1", "apis/apps.openyurt.io/v1beta1"} {
 		if _, ok := index.Paths[p]; !ok {
 			t.Errorf("/openapi/v3 does not list %s: %v", p, keys(index.Paths))
 		}
+	}
+}
+
+// checkNodePoolVersions checks the NodePool schemas of each version a document holds: v1beta1's spec has
+// hostNetwork, v1alpha1's does not (it carries it as an annotation), and each NodePool is tagged with its
+// own version, which server-side apply and kubectl explain rely on.
+func checkNodePoolVersions(t *testing.T, what string, defs map[string]openAPISchema) {
+	t.Helper()
+	found := 0
+	for _, version := range []string{"v1alpha1", "v1beta1"} {
+		pool, ok := defs["io.openyurt.apps."+version+".NodePool"]
+		if !ok {
+			continue
+		}
+		found++
+		if len(pool.GVKs) != 1 || pool.GVKs[0].Version != version || pool.GVKs[0].Kind != "NodePool" {
+			t.Errorf("%s: NodePool %s is tagged %+v", what, version, pool.GVKs)
+		}
+		spec, ok := defs["io.openyurt.apps."+version+".NodePoolSpec"]
+		if !ok {
+			t.Errorf("%s: no NodePoolSpec of %s", what, version)
+			continue
+		}
+		_, hasHostNetwork := spec.Properties["hostNetwork"]
+		if hasHostNetwork != (version == "v1beta1") {
+			t.Errorf("%s: %s NodePoolSpec has hostNetwork = %v", what, version, hasHostNetwork)
+		}
+		for _, p := range []string{"type", "selector", "labels", "annotations", "taints"} {
+			if _, ok := spec.Properties[p]; !ok {
+				t.Errorf("%s: %s NodePoolSpec has no %q", what, version, p)
+			}
+		}
+	}
+	if found == 0 {
+		t.Errorf("%s: no NodePool schema of v1alpha1 or v1beta1: %v", what, keys(defs))
 	}
 }
 
@@ -243,11 +291,16 @@ func TestDiscovery(t *testing.T) {
 	if err != nil {
 		t.Fatalf("server groups: %v", err)
 	}
-	wantGroups := map[string]string{"apps.tkestack.io": "v1", "apps.openyurt.io": "v1alpha1"}
+	// Versions in order of preference: apps.openyurt.io prefers v1beta1, as yurt-app-manager did.
+	wantGroups := map[string][]string{"apps.tkestack.io": {"v1"}, "apps.openyurt.io": {"v1beta1", "v1alpha1"}}
 	for _, g := range groups.Groups {
 		if want, ok := wantGroups[g.Name]; ok {
-			if g.PreferredVersion.Version != want || len(g.Versions) != 1 || g.Versions[0].GroupVersion != g.Name+"/"+want {
-				t.Errorf("group %s versions=%v preferred=%v, want only %s", g.Name, g.Versions, g.PreferredVersion, want)
+			var got []string
+			for _, v := range g.Versions {
+				got = append(got, v.Version)
+			}
+			if g.PreferredVersion.Version != want[0] || !reflect.DeepEqual(got, want) {
+				t.Errorf("group %s versions=%v preferred=%v, want %v preferring %s", g.Name, got, g.PreferredVersion, want, want[0])
 			}
 			delete(wantGroups, g.Name)
 		}
@@ -266,10 +319,11 @@ func TestDiscovery(t *testing.T) {
 		byGV[l.GroupVersion] = l
 	}
 	checkDiscoveryResources(t, "aggregated discovery", byGV)
+	checkBetaResources(t, "aggregated discovery", byGV["apps.openyurt.io/v1beta1"])
 
 	// Legacy per-group-version discovery.
 	legacy := map[string]*metav1.APIResourceList{}
-	for _, gv := range []string{"apps.tkestack.io/v1", "apps.openyurt.io/v1alpha1"} {
+	for _, gv := range []string{"apps.tkestack.io/v1", "apps.openyurt.io/v1alpha1", "apps.openyurt.io/v1beta1"} {
 		l, err := dc.ServerResourcesForGroupVersion(gv)
 		if err != nil {
 			t.Fatalf("resources of %s: %v", gv, err)
@@ -277,6 +331,37 @@ func TestDiscovery(t *testing.T) {
 		legacy[gv] = l
 	}
 	checkDiscoveryResources(t, "legacy discovery", legacy)
+	checkBetaResources(t, "legacy discovery", legacy["apps.openyurt.io/v1beta1"])
+}
+
+// checkBetaResources: apps.openyurt.io/v1beta1 serves nodepools and nodepools/status, with the short name,
+// verbs and scope of v1alpha1, and no YurtAppDaemons.
+func checkBetaResources(t *testing.T, what string, list *metav1.APIResourceList) {
+	t.Helper()
+	if list == nil {
+		t.Fatalf("%s: no resource list for apps.openyurt.io/v1beta1", what)
+	}
+	var names []string
+	for _, r := range list.APIResources {
+		names = append(names, r.Name)
+	}
+	sort.Strings(names)
+	if want := []string{"nodepools", "nodepools/status"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("%s: apps.openyurt.io/v1beta1 resources = %v, want %v", what, names, want)
+	}
+	pools := findResource(list, "nodepools")
+	if pools == nil {
+		return
+	}
+	if pools.Kind != "NodePool" || pools.Namespaced || !reflect.DeepEqual(pools.ShortNames, []string{"np"}) {
+		t.Errorf("%s: v1beta1 nodepools kind=%s namespaced=%v shortNames=%v", what, pools.Kind, pools.Namespaced, pools.ShortNames)
+	}
+	verbs := strings.Join(pools.Verbs, ",")
+	for _, v := range []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"} {
+		if !strings.Contains(","+verbs+",", ","+v+",") {
+			t.Errorf("%s: v1beta1 nodepools verbs %v lack %s", what, pools.Verbs, v)
+		}
+	}
 }
 
 func TestHealthAndMetrics(t *testing.T) {

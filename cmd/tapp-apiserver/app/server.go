@@ -28,9 +28,9 @@ func NewCommand(ctx context.Context, o *Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tapp-apiserver",
 		Short: "Serve TApp, YurtAppDaemon and NodePool as an aggregated Kubernetes API",
-		Long: "tapp-apiserver serves apps.tkestack.io/v1 TApps and apps.openyurt.io/v1alpha1 YurtAppDaemons and " +
-			"NodePools from its own etcd. Register it with a cluster through APIServices, or run it with " +
-			"--standalone for local development.",
+		Long: "tapp-apiserver serves apps.tkestack.io/v1 TApps, apps.openyurt.io/v1alpha1 YurtAppDaemons and " +
+			"apps.openyurt.io/v1beta1 and v1alpha1 NodePools from its own etcd. Register it with a cluster " +
+			"through APIServices, or run it with --standalone for local development.",
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return Run(cmd.Context(), o)

@@ -1,9 +1,11 @@
-// Package nodepool is the REST storage of the cluster-scoped apps.openyurt.io NodePools and their status.
+// Package nodepool is the REST storage of the cluster-scoped apps.openyurt.io NodePools and their status,
+// served in v1beta1 and v1alpha1 from one store.
 package nodepool
 
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -12,16 +14,58 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage/names"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta1"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/validation"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry"
 )
 
-const resetFieldsVersion = fieldpath.APIVersion("apps.openyurt.io/v1alpha1")
+// servedVersions are the versions the store is served in; reset fields are declared for each.
+var servedVersions = []fieldpath.APIVersion{
+	fieldpath.APIVersion(v1beta1.SchemeGroupVersion.String()),
+	fieldpath.APIVersion(v1alpha1.SchemeGroupVersion.String()),
+}
+
+// resetFields declares the same reset fields in every served version.
+func resetFields(perVersion func(fieldpath.APIVersion) map[fieldpath.APIVersion]*fieldpath.Set) map[fieldpath.APIVersion]*fieldpath.Set {
+	out := map[fieldpath.APIVersion]*fieldpath.Set{}
+	for _, v := range servedVersions {
+		for version, set := range perVersion(v) {
+			out[version] = set
+		}
+	}
+	return out
+}
+
+// hostNetworkAlphaPath is where v1alpha1 keeps spec.hostNetwork.
+var hostNetworkAlphaPath = field.NewPath("metadata", "annotations").Key(openyurt.NodePoolHostNetworkAnnotation)
+
+// inRequestVersion rewrites validation errors into the field paths of the request's version: a v1alpha1
+// request sees errors of spec.hostNetwork on its annotation nodepool.openyurt.io/hostnetwork. Every other
+// field has the same path in both versions.
+func inRequestVersion(ctx context.Context, errs field.ErrorList) field.ErrorList {
+	info, ok := genericapirequest.RequestInfoFrom(ctx)
+	if !ok || info.APIVersion != v1alpha1.SchemeGroupVersion.Version {
+		return errs
+	}
+	hostNetworkPath := field.NewPath("spec", "hostNetwork").String()
+	for _, e := range errs {
+		if e.Field != hostNetworkPath {
+			continue
+		}
+		e.Field = hostNetworkAlphaPath.String()
+		if b, ok := e.BadValue.(bool); ok {
+			e.BadValue = strconv.FormatBool(b)
+		}
+	}
+	return errs
+}
 
 // GetAttrs returns the labels and selectable fields of a NodePool.
 func GetAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
@@ -48,7 +92,7 @@ func (strategy) NamespaceScoped() bool { return false }
 
 // GetResetFields says that writes to the main resource never change status.
 func (strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return registry.StatusResetFields(resetFieldsVersion)
+	return resetFields(registry.StatusResetFields)
 }
 
 // PrepareForCreate drops any client-sent status, defaults the node selector to the pool's membership
@@ -88,8 +132,8 @@ func labelWithType(pool *openyurt.NodePool) {
 	pool.Labels[openyurt.NodePoolTypeLabel] = strings.ToLower(string(pool.Spec.Type))
 }
 
-func (strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	return validation.ValidateNodePool(obj.(*openyurt.NodePool))
+func (strategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
+	return inRequestVersion(ctx, validation.ValidateNodePool(obj.(*openyurt.NodePool)))
 }
 
 func (strategy) WarningsOnCreate(context.Context, runtime.Object) []string { return nil }
@@ -100,8 +144,8 @@ func (strategy) AllowCreateOnUpdate() bool { return false }
 
 func (strategy) AllowUnconditionalUpdate() bool { return true }
 
-func (strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	return validation.ValidateNodePoolUpdate(obj.(*openyurt.NodePool), old.(*openyurt.NodePool))
+func (strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+	return inRequestVersion(ctx, validation.ValidateNodePoolUpdate(obj.(*openyurt.NodePool), old.(*openyurt.NodePool)))
 }
 
 func (strategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
@@ -119,7 +163,7 @@ func NewStatusStrategy(typer runtime.ObjectTyper) statusStrategy {
 
 // GetResetFields says that writes to status never change spec or metadata.
 func (statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return registry.SpecResetFields(resetFieldsVersion)
+	return resetFields(registry.SpecResetFields)
 }
 
 // PrepareForUpdate keeps the stored spec and metadata; only status changes.

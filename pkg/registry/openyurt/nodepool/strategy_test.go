@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
@@ -253,6 +254,48 @@ func TestValidateUpdate(t *testing.T) {
 	}
 }
 
+// TestValidateFieldPathsInRequestVersion: errors of spec.hostNetwork are reported where the request's
+// version keeps it: spec.hostNetwork in v1beta1 (and without request information), the annotation in v1alpha1.
+func TestValidateFieldPathsInRequestVersion(t *testing.T) {
+	inVersion := func(version string) context.Context {
+		return genericapirequest.WithRequestInfo(context.Background(), &genericapirequest.RequestInfo{
+			IsResourceRequest: true, APIGroup: openyurt.GroupName, APIVersion: version, Resource: "nodepools",
+		})
+	}
+	annotationPath := "metadata.annotations[nodepool.openyurt.io/hostnetwork]"
+	for _, tc := range []struct {
+		name, want string
+		ctx        context.Context
+	}{
+		{"v1beta1", "spec.hostNetwork", inVersion("v1beta1")},
+		{"v1alpha1", annotationPath, inVersion("v1alpha1")},
+		{"no request information", "spec.hostNetwork", context.Background()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewStrategy(testScheme)
+			cloud := validPool()
+			cloud.Spec.Type = openyurt.Cloud
+			cloud.Spec.HostNetwork = true
+			errs := s.Validate(tc.ctx, cloud)
+			if len(errs) != 1 || errs[0].Field != tc.want {
+				t.Fatalf("create errors = %v, want one on %s", errs, tc.want)
+			}
+			if tc.want == annotationPath && errs[0].BadValue != "true" {
+				t.Errorf("bad value = %#v, want the annotation value \"true\"", errs[0].BadValue)
+			}
+
+			old := validPool()
+			pool := validPool()
+			pool.Spec.HostNetwork = true
+			s.PrepareForUpdate(tc.ctx, pool, old)
+			errs = s.ValidateUpdate(tc.ctx, pool, old)
+			if len(errs) != 1 || errs[0].Field != tc.want {
+				t.Errorf("update errors = %v, want one on %s", errs, tc.want)
+			}
+		})
+	}
+}
+
 func TestStatusStrategy(t *testing.T) {
 	old := validPool()
 	pool := validPool()
@@ -300,11 +343,17 @@ func resetPaths(m map[fieldpath.APIVersion]*fieldpath.Set) map[fieldpath.APIVers
 
 func TestGetResetFields(t *testing.T) {
 	if got, want := resetPaths(NewStrategy(testScheme).GetResetFields()),
-		map[fieldpath.APIVersion][]string{"apps.openyurt.io/v1alpha1": {".status"}}; !reflect.DeepEqual(got, want) {
+		map[fieldpath.APIVersion][]string{
+			"apps.openyurt.io/v1alpha1": {".status"},
+			"apps.openyurt.io/v1beta1":  {".status"},
+		}; !reflect.DeepEqual(got, want) {
 		t.Errorf("main reset fields = %v, want %v", got, want)
 	}
 	if got, want := resetPaths(NewStatusStrategy(testScheme).GetResetFields()),
-		map[fieldpath.APIVersion][]string{"apps.openyurt.io/v1alpha1": {".metadata.annotations", ".metadata.labels", ".spec"}}; !reflect.DeepEqual(got, want) {
+		map[fieldpath.APIVersion][]string{
+			"apps.openyurt.io/v1alpha1": {".metadata.annotations", ".metadata.labels", ".spec"},
+			"apps.openyurt.io/v1beta1":  {".metadata.annotations", ".metadata.labels", ".spec"},
+		}; !reflect.DeepEqual(got, want) {
 		t.Errorf("status reset fields = %v, want %v", got, want)
 	}
 }
