@@ -230,11 +230,11 @@ func TestRefusesWhileTheOriginalRuns(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: "tapp-controller", Namespace: "kube-system"}}}},
 		{name: "lease renewed recently", objects: []runtime.Object{&coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{Name: "tapp-controller", Namespace: "kube-system"},
-			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("node-a"), LeaseDurationSeconds: ptr.To[int32](15), RenewTime: &recent}}},
+			Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To("node-a"), LeaseDurationSeconds: ptr.To[int32](15), RenewTime: &recent}}},
 			want: `Lease kube-system/tapp-controller: the leader lock of tapp-controller is held by "node-a" and was renewed 3s ago`},
 		{name: "lease expired", objects: []runtime.Object{&coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{Name: "tapp-controller", Namespace: "kube-system"},
-			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("node-a"), LeaseDurationSeconds: ptr.To[int32](15), RenewTime: &old}}}},
+			Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To("node-a"), LeaseDurationSeconds: ptr.To[int32](15), RenewTime: &old}}}},
 		{name: "endpoints lock renewed recently", objects: []runtime.Object{&corev1.Endpoints{ //nolint:staticcheck // the original's lock
 			ObjectMeta: metav1.ObjectMeta{Name: "tapp-controller", Namespace: "kube-system", Annotations: map[string]string{
 				leaderAnnotation: `{"holderIdentity":"pod-1","leaseDurationSeconds":15,"renewTime":"` + testNow.Add(-10*time.Second).Format(time.RFC3339) + `"}`}}}},
