@@ -39,6 +39,7 @@ func NewCommand(ctx context.Context, o *Options) *cobra.Command {
 	cmd.SetContext(ctx)
 	o.AddFlags(cmd.Flags())
 	utilfeature.DefaultMutableFeatureGate.AddFlag(cmd.Flags())
+	cmd.AddCommand(NewMigrateCommand(ctx, o.Stdout))
 	return cmd
 }
 
@@ -121,6 +122,8 @@ func NewConfig(o *Options) (*apiserver.Config, error) {
 	if err := o.Recommended.ApplyTo(config); err != nil {
 		return nil, err
 	}
+	config.ShutdownWatchTerminationGracePeriod = o.ShutdownWatchTerminationGracePeriod
+	config.ShutdownDelayDuration = o.ShutdownDelayDuration
 	return &apiserver.Config{GenericConfig: config}, nil
 }
 
