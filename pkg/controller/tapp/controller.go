@@ -3,6 +3,8 @@ package tapp
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -152,9 +154,16 @@ func (c *Controller) ownerKey(pod *corev1.Pod) (string, bool) {
 	return pod.Namespace + "/" + ref.Name, true
 }
 
-// enqueueSelecting enqueues the TApps of the pod's namespace whose selector matches it: an orphan pod may
-// hold the name of one of their instances.
+// enqueueSelecting enqueues the TApps of the pod's namespace whose selector matches it (they may adopt it),
+// and the TApp whose instance name <tapp>-<id> it holds (a conflict that may just have been resolved).
 func (c *Controller) enqueueSelecting(pod *corev1.Pod) {
+	if i := strings.LastIndexByte(pod.Name, '-'); i > 0 {
+		if _, ok := policy.ParseID(pod.Name[i+1:]); ok {
+			if tapp, err := c.tapps.TApps(pod.Namespace).Get(pod.Name[:i]); err == nil {
+				c.enqueue(tapp)
+			}
+		}
+	}
 	tapps, err := c.tapps.TApps(pod.Namespace).List(labels.Everything())
 	if err != nil {
 		return
@@ -262,8 +271,9 @@ func (c *Controller) enqueueOwnersOnNode(nodeName string) {
 	}
 }
 
-// podsOf returns the pods the TApp controls plus the pods of its namespace its selector matches (foreign
-// pods that may hold an instance's name), without duplicates. They are cache objects: read only.
+// podsOf returns the pods the TApp controls, the pods of its namespace its selector matches (orphans it may
+// adopt) and the pods holding the name of one of its instances (conflicts, such as a released pod), without
+// duplicates. They are cache objects: read only.
 func (c *Controller) podsOf(tapp *tkestackv1.TApp) ([]*corev1.Pod, error) {
 	objs, err := c.podIndex.ByIndex(byControllerUID, string(tapp.UID))
 	if err != nil {
@@ -289,8 +299,18 @@ func (c *Controller) podsOf(tapp *tkestackv1.TApp) ([]*corev1.Pod, error) {
 		}
 		for _, pod := range matching {
 			if !seen[pod.Name] {
+				seen[pod.Name] = true
 				pods = append(pods, pod)
 			}
+		}
+	}
+	for n := 0; n < int(tapp.Spec.Replicas); n++ {
+		name := policy.PodName(tapp, strconv.Itoa(n))
+		if seen[name] {
+			continue
+		}
+		if pod, err := c.pods.Pods(tapp.Namespace).Get(name); err == nil {
+			pods = append(pods, pod)
 		}
 	}
 	return pods, nil

@@ -610,8 +610,10 @@ func TestPodEventsEnqueueTheControllingTApp(t *testing.T) {
 		{name: "controlled by a ReplicaSet of the same name", pod: pod(matching, ref("apps/v1", "ReplicaSet", "web", "tapp-uid", true))},
 		{name: "TApp kind of another group", pod: pod(matching, ref("example.com/v1", "TApp", "web", "tapp-uid", true))},
 		{name: "another kind of the TApp's group", pod: pod(matching, ref(tappRef.APIVersion, "TAppSet", "web", "tapp-uid", true))},
-		{name: "owned by the TApp but not as controller, labels not matching", pod: pod(other, ref(tappRef.APIVersion, "TApp", "web", "tapp-uid", false))},
-		{name: "no owner, labels not matching", pod: pod(other)},
+		// A pod without controller holding an instance's name (web-0) is a conflict of that TApp, whatever
+		// its labels: it is told when the pod changes or goes away.
+		{name: "owned by the TApp but not as controller, labels not matching", pod: pod(other, ref(tappRef.APIVersion, "TApp", "web", "tapp-uid", false)), want: []string{"ns/web"}},
+		{name: "no owner, labels not matching", pod: pod(other), want: []string{"ns/web"}},
 		// An orphan may hold an instance's name: the TApps selecting it are told (see enqueueSelecting).
 		{name: "no owner, labels matching", pod: pod(matching), want: []string{"ns/web"}},
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/ownership"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 	"github.com/tapp-io/tapp-apiserver/pkg/inplace"
 )
@@ -53,6 +54,9 @@ func (c *Controller) execute(ctx context.Context, key string, tapp *tkestackv1.T
 		byName[pod.Name] = pod
 	}
 
+	for _, f := range c.adoptAndRelease(ctx, tapp, plan) {
+		fail(f)
+	}
 	for _, conflict := range plan.Conflicts {
 		msg := fmt.Sprintf("pod %s for instance %s exists and is controlled by %s; delete it to let the TApp create its instance", conflict.PodName, conflict.ID, conflict.Owner)
 		c.recorder.Event(tapp, corev1.EventTypeWarning, "InstanceConflict", msg)
@@ -81,9 +85,10 @@ func (c *Controller) execute(ctx context.Context, key string, tapp *tkestackv1.T
 		}
 	})
 
-	workqueue.ParallelizeUntil(ctx, maxParallel, len(plan.InPlaceUpdates), func(i int) {
-		u := plan.InPlaceUpdates[i]
-		if f := c.updateInPlace(ctx, key, tapp, byName[u.PodName], u); f != nil {
+	updates := append(append([]policy.InPlaceUpdate{}, plan.InPlaceUpdates...), plan.Relabels...)
+	workqueue.ParallelizeUntil(ctx, maxParallel, len(updates), func(i int) {
+		u := updates[i]
+		if f := c.updateInPlace(ctx, key, tapp, byName[u.PodName], u, i >= len(plan.InPlaceUpdates)); f != nil {
 			fail(*f)
 		}
 	})
@@ -184,7 +189,12 @@ func (c *Controller) createInstance(ctx context.Context, key string, tapp *tkest
 	for _, claim := range policy.NewPVCs(tapp, id) {
 		_, err := c.kubeClient.CoreV1().PersistentVolumeClaims(tapp.Namespace).Create(ctx, claim, metav1.CreateOptions{FieldManager: fieldManager})
 		if apierrors.IsAlreadyExists(err) {
-			continue // claims outlive their pods: an instance coming back mounts its old claim
+			// Claims outlive their pods: an instance coming back mounts its old claim, whoever created
+			// it, unless another object controls it.
+			if f := c.claimConflict(ctx, tapp, id, claim.Name); f != nil {
+				return f
+			}
+			continue
 		}
 		metrics.CountAction("create-claim", err)
 		if err != nil {
@@ -215,6 +225,102 @@ func (c *Controller) createInstance(ctx context.Context, key string, tapp *tkest
 	return nil
 }
 
+// claimConflict returns a failure if the existing claim name of instance id is controlled by an object
+// other than the TApp: the instance's pod is then not created, since it would mount a claim someone else
+// manages. A claim without controller (created by this controller, or by the original one and orphaned
+// by a migration) is the instance's claim. The claim is read from the API server.
+func (c *Controller) claimConflict(ctx context.Context, tapp *tkestackv1.TApp, id, name string) *failure {
+	claim, err := c.kubeClient.CoreV1().PersistentVolumeClaims(tapp.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return &failure{reason: "FailedCreate", message: fmt.Sprintf("read claim %s for instance %s: %v", name, id, err), retry: true}
+	}
+	ref := metav1.GetControllerOfNoCopy(claim)
+	if ref == nil || ref.UID == tapp.UID {
+		return nil
+	}
+	msg := fmt.Sprintf("claim %s for instance %s exists and is controlled by %s %s (uid %s); delete it or remove its controller reference to let the TApp create its instance", name, id, ref.Kind, ref.Name, ref.UID)
+	c.recorder.Event(tapp, corev1.EventTypeWarning, "InstanceConflict", msg)
+	return &failure{reason: "InstanceConflict", message: msg}
+}
+
+// adoptAndRelease carries out the plan's adoptions and releases, each with one patch bound to the pod's
+// UID that adds or removes only the TApp's reference. Before the first adoption the TApp is read again
+// from the API server: if it is being deleted (or was replaced), nothing is adopted. Pods that are gone or
+// were replaced meanwhile are skipped; the next snapshot decides again.
+func (c *Controller) adoptAndRelease(ctx context.Context, tapp *tkestackv1.TApp, plan *policy.Plan) []failure {
+	if len(plan.Adoptions) == 0 && len(plan.Releases) == 0 {
+		return nil
+	}
+	logger := klog.FromContext(ctx)
+	recheck := ownership.Recheck(tapp.UID, func(ctx context.Context) (metav1.Object, error) {
+		return c.client.TKEStackAppsV1().TApps(tapp.Namespace).Get(ctx, tapp.Name, metav1.GetOptions{})
+	})
+	var mu sync.Mutex
+	var failures []failure
+	var adopted, released int
+	patch := func(name, action string, data []byte) error {
+		_, err := c.kubeClient.CoreV1().Pods(tapp.Namespace).Patch(ctx, name, types.StrategicMergePatchType, data, metav1.PatchOptions{FieldManager: fieldManager})
+		metrics.CountAction(action, err)
+		return err
+	}
+	report := func(f failure) {
+		mu.Lock()
+		defer mu.Unlock()
+		failures = append(failures, f)
+	}
+	workqueue.ParallelizeUntil(ctx, maxParallel, len(plan.Adoptions), func(i int) {
+		a := plan.Adoptions[i]
+		if err := recheck(ctx); err != nil {
+			if !errors.Is(err, ownership.ErrOwnerDeleting) {
+				report(failure{reason: "FailedAdopt", message: err.Error(), retry: true})
+			}
+			return
+		}
+		data, err := ownership.AdoptPatch(policy.OwnerReference(tapp), a.UID)
+		if err == nil {
+			err = patch(a.PodName, "adopt", data)
+		}
+		switch {
+		case err == nil:
+			mu.Lock()
+			adopted++
+			mu.Unlock()
+			c.recorder.Eventf(tapp, corev1.EventTypeNormal, "Adopted", "Adopted orphan pod %s (uid %s) as instance %s", a.PodName, a.UID, a.ID)
+		case ownership.Gone(err):
+		default:
+			msg := fmt.Sprintf("adopt pod %s: %v", a.PodName, err)
+			c.recorder.Event(tapp, corev1.EventTypeWarning, "FailedAdopt", msg)
+			report(failure{reason: "FailedAdopt", message: msg, retry: true})
+		}
+	})
+	if len(plan.Adoptions) > 0 {
+		if err := recheck(ctx); errors.Is(err, ownership.ErrOwnerDeleting) {
+			logger.V(2).Info("Not adopting pods", "reason", err.Error(), "pods", len(plan.Adoptions))
+		}
+	}
+	workqueue.ParallelizeUntil(ctx, maxParallel, len(plan.Releases), func(i int) {
+		r := plan.Releases[i]
+		data, err := ownership.ReleasePatch(tapp.UID, r.UID)
+		if err == nil {
+			err = patch(r.PodName, "release", data)
+		}
+		switch {
+		case err == nil:
+			mu.Lock()
+			released++
+			mu.Unlock()
+			c.recorder.Eventf(tapp, corev1.EventTypeNormal, "Released", "Released pod %s (uid %s): spec.selector no longer matches its labels", r.PodName, r.UID)
+		case ownership.Gone(err):
+		default:
+			msg := fmt.Sprintf("release pod %s: %v", r.PodName, err)
+			c.recorder.Event(tapp, corev1.EventTypeWarning, "FailedRelease", msg)
+			report(failure{reason: "FailedRelease", message: msg, retry: true})
+		}
+	})
+	logger.V(2).Info("Ownership", "adopted", adopted, "released", released, "adoptions", len(plan.Adoptions), "releases", len(plan.Releases))
+	return failures
+}
+
 // initReadinessGate writes the readiness gate of a pod just created: it cannot become Ready before, and
 // writing it now rather than in a later sync saves that sync's delay. If this fails, progressInPlace writes
 // it once the pod is observed.
@@ -227,8 +333,9 @@ func (c *Controller) initReadinessGate(ctx context.Context, pod *corev1.Pod) {
 }
 
 // updateInPlace moves one pod to its new template without recreating it: readiness gate False first
-// when images change, then one patch of images, labels and annotations.
-func (c *Controller) updateInPlace(ctx context.Context, key string, tapp *tkestackv1.TApp, pod *corev1.Pod, u policy.InPlaceUpdate) *failure {
+// when images change, then one patch of images, labels and annotations. relabel says the update is a
+// Relabel of the plan: a pod with foreign hashes that runs its template gets the current hashes.
+func (c *Controller) updateInPlace(ctx context.Context, key string, tapp *tkestackv1.TApp, pod *corev1.Pod, u policy.InPlaceUpdate, relabel bool) *failure {
 	if pod == nil {
 		return nil
 	}
@@ -254,9 +361,13 @@ func (c *Controller) updateInPlace(ctx context.Context, key string, tapp *tkesta
 		}
 		return c.updateFailed(tapp, pod, err)
 	}
-	if len(u.Images) > 0 {
+	switch {
+	case relabel:
+		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "Relabelled", "Pod %s runs template %q: gave it the current hash labels %s=%s, %s=%s without restarting it",
+			pod.Name, u.Template, policy.TemplateHashLabel, u.Labels[policy.TemplateHashLabel], policy.UniqHashLabel, u.Labels[policy.UniqHashLabel])
+	case len(u.Images) > 0:
 		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "InPlaceUpdate", "Updating pod %s in place to template %q: %s", pod.Name, u.Template, describeImages(u.Images))
-	} else {
+	default:
 		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "InPlaceUpdate", "Updated labels and annotations of pod %s to template %q", pod.Name, u.Template)
 	}
 	return nil
@@ -290,7 +401,7 @@ func describeImages(images map[string]string) string {
 // alone.
 func (c *Controller) progressInPlace(ctx context.Context, tapp *tkestackv1.TApp, pods []*corev1.Pod, plan *policy.Plan) []failure {
 	updating := map[string]bool{}
-	for _, u := range plan.InPlaceUpdates {
+	for _, u := range append(append([]policy.InPlaceUpdate{}, plan.InPlaceUpdates...), plan.Relabels...) {
 		updating[u.PodName] = true
 	}
 	var work []*corev1.Pod

@@ -15,14 +15,28 @@
 //   - TemplateNameFor / TemplateFor / RollingTemplateName: which template an instance runs;
 //   - TemplateHash / UniqHash: stable, JSON based template hashes written to the pod labels;
 //   - NewPod / NewPVCs: the objects to create for an instance;
-//   - ComputePlan: the Plan of actions for one sync, including the status to report;
+//   - ComputePlan: the Plan of actions for one sync, including adoptions, releases and relabels, and the
+//     status to report;
+//   - Owner: the TApp as pkg/controller/ownership sees it (which orphans it adopts, which pods it releases);
+//   - ForeignHashes / CompareToTemplate: how a pod whose hash labels this controller did not write (a pod of
+//     the original controller) is judged from its content;
 //   - InstanceStatuses / AppStatus / ComputeStatus: the status on its own.
 //
 // Deliberate differences from the original tkestack/tapp controller:
 //   - hashes are sha256 over canonical JSON, stable across library upgrades; init container images are
 //     part of the uniq hash, so changing them recreates the pod instead of half-applying in place;
-//   - pods count only if controlled by the TApp (controllerRef UID) and named <tapp>-<id>; foreign pods
-//     holding an instance's name are reported as Conflicts;
+//   - pods count only if controlled by the TApp (controllerRef UID) and named <tapp>-<id>; like the
+//     built-in controllers the TApp adopts an orphan pod named <tapp>-<id> with tapp_instance_key=<id> for a
+//     wanted id that matches spec.selector (not while the TApp is being deleted) and releases a pod that
+//     spec.selector no longer matches; pods controlled by another object that hold an instance's name are
+//     Conflicts and never touched;
+//   - a pod whose hash labels were not written by this controller (decimal fnv values of the original, or
+//     none) is judged by content, not by hash: if it runs its instance's template it is relabelled in one
+//     patch (no restart, no budget); if only container images differ it is updated in place, else
+//     recreated, within the budgets. "Runs its template" (CompareToTemplate): every field that the pod NewPod
+//     would build sets has the same value on the pod; fields left empty there are ignored (defaults,
+//     admission, scheduler); named list items are matched by name and extra items on the pod are ignored;
+//     quantities compare by value; the tkestack.io/InPlaceUpdate readiness gate is ignored;
 //   - every budgeted list is processed in ascending id order, and a pod that is already unavailable never
 //     consumes budget, so force updates progress when no pod is available;
 //   - status is a function of spec and pods only: Failed/Succ are not sticky, a wanted id without a pod is
@@ -30,6 +44,9 @@
 //     migrate are kept, never deleted by the controller;
 //   - a running pod held by the in-place readiness gate reports Updating (and counts as alive);
 //   - in-place updates carry label/annotation removals, using the keys recorded on the pod by NewPod;
-//   - claims from volumeClaimTemplates have no owner reference and are never deleted;
+//   - claims from volumeClaimTemplates have no owner reference and are never deleted; an existing claim of an
+//     instance's claim name is that instance's claim (also one the original controller created and a
+//     migration orphaned; it is not adopted, so it keeps outliving the TApp), unless another object controls
+//     it: then the instance is a conflict and its pod is not created;
 //   - force deletion waits until the pod's deletion deadline has passed.
 package policy

@@ -5,9 +5,12 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/ownership"
 	"github.com/tapp-io/tapp-apiserver/pkg/inplace"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -83,6 +86,24 @@ type Conflict struct {
 	Owner string
 }
 
+// Adoption is an orphan pod to adopt: it has no controller, carries the name and instance label of a wanted
+// instance and matches spec.selector. The executor adds the TApp's controller reference with a patch bound
+// to the pod's UID, after re-reading the TApp from the API server (not adopting if it is being deleted).
+// The pod is an instance pod of the TApp from the next snapshot on.
+type Adoption struct {
+	ID      string
+	PodName string
+	UID     types.UID
+}
+
+// Release is a pod the TApp controls that spec.selector no longer matches: the executor removes the TApp's
+// owner reference (and only it) with a patch bound to the pod's UID. The pod is left running; if it holds
+// the name of a wanted instance it is then reported as a Conflict.
+type Release struct {
+	PodName string
+	UID     types.UID
+}
+
 // InstanceError is an instance the plan cannot act on, e.g. because its template does not exist.
 type InstanceError struct {
 	ID       string
@@ -108,6 +129,15 @@ type Plan struct {
 	Recreates []Recreate
 	// HeldUpdates are ids that need an update (in place or recreate) but were held back by a budget.
 	HeldUpdates []string
+	// Relabels are pods with foreign hash labels (ForeignHashes) that run their instance's template
+	// (CompareToTemplate): one patch gives them the current hash labels and the template's labels and
+	// annotations, without touching the containers. They are outside the update budgets (the pod stays
+	// available).
+	Relabels []InPlaceUpdate
+	// Adoptions are orphan pods to adopt, in ascending id order.
+	Adoptions []Adoption
+	// Releases are pods to release, by name.
+	Releases []Release
 	// GateInits are ids whose pod has the tkestack.io/InPlaceUpdate readiness gate but no condition of
 	// that type yet; the controller sets it True (pods/status) so that the kubelet can report Ready.
 	GateInits []string
@@ -127,15 +157,23 @@ type Plan struct {
 //
 // Rules:
 //   - Pods are matched to an instance by the tapp_instance_key label, and only if they are controlled by the
-//     TApp (controllerRef UID) and named <tapp>-<id>. Other pods named <tapp>-<id> for a wanted id are
-//     Conflicts. Controlled pods with an invalid id or a label/name mismatch are deleted (ReasonStray).
+//     TApp (controllerRef UID) and named <tapp>-<id>. Controlled pods with an invalid id or a label/name
+//     mismatch are deleted (ReasonStray).
+//   - Ownership follows the built-in controllers (pkg/controller/ownership): an orphan pod (no controller
+//     reference) named <tapp>-<id> with tapp_instance_key=<id> for a wanted id, not terminating, whose
+//     labels match spec.selector is adopted (Adoptions); a controlled pod that spec.selector no longer
+//     matches is released (Releases). Any other pod named <tapp>-<id> for a wanted id, in particular one
+//     controlled by another object, is a Conflict and never touched.
 //   - Wanted ids are 0..replicas-1 minus the Killed ones (spec.statuses). Pods of other ids are deleted.
 //   - A terminating pod is waited for; with spec.forceDeletePod, if it is bound to a node that is NotReady,
 //     Unknown or missing and its deletion deadline (deletionTimestamp) has passed, it is force-deleted.
 //   - A finished pod (Succeeded/Failed) that migrates (ShouldMigrate) is deleted and recreated later;
 //     one that does not is kept as is (it is never updated nor deleted by the controller).
 //   - A live pod whose template hash differs from its template's is updated in place when the uniq hash
-//     is unchanged (only images/metadata changed), else recreated.
+//     is unchanged (only images/metadata changed), else recreated. A pod whose hash labels are foreign
+//     (ForeignHashes, e.g. created by the original controller) is judged by content instead
+//     (CompareToTemplate against NewPod's spec): it is relabelled when it runs its template (Relabels,
+//     outside the budgets), updated in place when only images differ, else recreated.
 //   - Budgets: a pod is available when IsAvailable. Instances on the rolling template
 //     (RollingTemplateName) are processed in ascending id order within updateStrategy.maxUnavailable;
 //     instances on other templates first, in ascending id order, within forceUpdate.maxUnavailable. Both
@@ -145,12 +183,23 @@ type Plan struct {
 //     budget, so an update that fixes broken pods always progresses.
 //   - While the TApp is being deleted, nothing is done (the garbage collector removes the pods).
 func ComputePlan(tapp *tkestackv1.TApp, pods []*corev1.Pod, nodes NodeLookup, now time.Time) *Plan {
-	owned, strays, byName := classify(tapp, pods)
+	replicas := desiredReplicas(tapp)
+	owned, strays, byName, adopt, release := classify(tapp, pods)
 	plan := &Plan{Status: computeStatus(tapp, owned)}
 	if tapp.DeletionTimestamp != nil {
 		return plan
 	}
-	replicas := desiredReplicas(tapp)
+	adopting := map[string]bool{}
+	for _, pod := range adopt {
+		id, _ := InstanceID(pod)
+		adopting[pod.Name] = true
+		plan.Adoptions = append(plan.Adoptions, Adoption{ID: id, PodName: pod.Name, UID: pod.UID})
+	}
+	sort.Slice(plan.Adoptions, func(i, j int) bool { return ordinal(plan.Adoptions[i].ID) < ordinal(plan.Adoptions[j].ID) })
+	for _, pod := range release {
+		plan.Releases = append(plan.Releases, Release{PodName: pod.Name, UID: pod.UID})
+	}
+	sort.Slice(plan.Releases, func(i, j int) bool { return plan.Releases[i].PodName < plan.Releases[j].PodName })
 
 	var deletes, forceDeletes []deleteItem
 	var requeue time.Duration
@@ -214,7 +263,28 @@ func ComputePlan(tapp *tkestackv1.TApp, pods []*corev1.Pod, nodes NodeLookup, no
 		if pod.Labels[TemplateHashLabel] == TemplateHash(t) {
 			continue
 		}
-		candidates = append(candidates, candidate{n: n, pod: pod, name: name, template: t})
+		c := candidate{n: n, pod: pod, name: name, template: t, inPlace: pod.Labels[UniqHashLabel] == UniqHash(t)}
+		if ForeignHashes(pod) {
+			want, err := NewPod(tapp, id)
+			if err != nil {
+				plan.Errors = append(plan.Errors, InstanceError{ID: id, Template: name, Message: err.Error()})
+				continue
+			}
+			switch match, _ := CompareToTemplate(&want.Spec, &pod.Spec); match {
+			case RunsTemplate:
+				c.inPlace = true
+				if u, ok := inPlaceUpdate(c); ok && len(u.Images) == 0 {
+					plan.Relabels = append(plan.Relabels, u)
+					continue
+				}
+				c.inPlace = false
+			case ImagesDiffer:
+				c.inPlace = true
+			default:
+				c.inPlace = false
+			}
+		}
+		candidates = append(candidates, c)
 	}
 
 	for n := 0; n < replicas; n++ {
@@ -223,10 +293,11 @@ func ComputePlan(tapp *tkestackv1.TApp, pods []*corev1.Pod, nodes NodeLookup, no
 			continue
 		}
 		if other, ok := byName[PodName(tapp, id)]; ok {
-			if !IsControlledBy(other, tapp) {
+			if !IsControlledBy(other, tapp) && !adopting[other.Name] {
 				plan.Conflicts = append(plan.Conflicts, Conflict{ID: id, PodName: other.Name, Owner: podDescription(other)})
 			}
-			// A stray pod of ours holds the name: it is being deleted above; create once it is gone.
+			// A stray pod of ours holds the name (deleted above, or being released), or the pod is
+			// being adopted: decide again from the next snapshot.
 			continue
 		}
 		name, _, err := templateForID(tapp, id)
@@ -310,6 +381,8 @@ type candidate struct {
 	pod      *corev1.Pod
 	name     string
 	template *corev1.PodTemplateSpec
+	// inPlace: the pod differs from the template at most in images and metadata.
+	inPlace bool
 }
 
 type deleteItem struct {
@@ -332,10 +405,11 @@ func sortDeletes(items []deleteItem) []Delete {
 }
 
 // inPlaceUpdate builds the in-place target for a candidate, or reports false when the pod must be
-// recreated: the uniq hash differs, or a template container has no container of the same name in the pod.
+// recreated: it differs beyond images (candidate.inPlace), or a template container has no container of the
+// same name in the pod.
 func inPlaceUpdate(c candidate) (InPlaceUpdate, bool) {
 	pod, t := c.pod, c.template
-	if pod.Labels[UniqHashLabel] != UniqHash(t) {
+	if !c.inPlace {
 		return InPlaceUpdate{}, false
 	}
 	images := map[string]string{}
@@ -390,12 +464,37 @@ func inPlaceUpdate(c candidate) (InPlaceUpdate, bool) {
 	}, true
 }
 
+// Owner is the TApp as pkg/controller/ownership sees it: its selector, and the pods that belong to it are
+// the instance pods of wanted ids (name <tapp>-<id> and tapp_instance_key=<id>, id < replicas, not
+// Killed).
+func Owner(tapp *tkestackv1.TApp) ownership.Owner {
+	var sel labels.Selector
+	if tapp.Spec.Selector != nil {
+		if s, err := metav1.LabelSelectorAsSelector(tapp.Spec.Selector); err == nil {
+			sel = s
+		}
+	}
+	replicas := desiredReplicas(tapp)
+	return ownership.Owner{
+		Namespace: tapp.Namespace,
+		UID:       tapp.UID,
+		Selector:  sel,
+		Deleting:  tapp.DeletionTimestamp != nil,
+		Belongs: func(obj metav1.Object) bool {
+			id := obj.GetLabels()[InstanceIDLabel]
+			n, ok := ParseID(id)
+			return ok && n < replicas && obj.GetName() == PodName(tapp, id) && !IsKilled(tapp, id)
+		},
+	}
+}
+
 // classify splits pods into the instance pods controlled by the TApp (by ordinal), controlled pods that
-// are not valid instance pods (strays), and an index of every pod by name.
-func classify(tapp *tkestackv1.TApp, pods []*corev1.Pod) (map[int]*corev1.Pod, []*corev1.Pod, map[string]*corev1.Pod) {
-	owned := map[int]*corev1.Pod{}
-	var strays []*corev1.Pod
-	byName := map[string]*corev1.Pod{}
+// are not valid instance pods (strays), an index of every pod by name, the orphans to adopt and the pods to
+// release (neither of which is in owned or strays).
+func classify(tapp *tkestackv1.TApp, pods []*corev1.Pod) (owned map[int]*corev1.Pod, strays []*corev1.Pod, byName map[string]*corev1.Pod, adopt, release []*corev1.Pod) {
+	owned = map[int]*corev1.Pod{}
+	byName = map[string]*corev1.Pod{}
+	owner := Owner(tapp)
 	for _, pod := range pods {
 		if pod == nil || pod.Namespace != tapp.Namespace {
 			continue
@@ -404,6 +503,14 @@ func classify(tapp *tkestackv1.TApp, pods []*corev1.Pod) (map[int]*corev1.Pod, [
 			continue
 		}
 		byName[pod.Name] = pod
+		switch ownership.Decide(owner, pod) {
+		case ownership.Adopt:
+			adopt = append(adopt, pod)
+			continue
+		case ownership.Release:
+			release = append(release, pod)
+			continue
+		}
 		if !IsControlledBy(pod, tapp) {
 			continue
 		}
@@ -415,7 +522,7 @@ func classify(tapp *tkestackv1.TApp, pods []*corev1.Pod) (map[int]*corev1.Pod, [
 		}
 		owned[n] = pod
 	}
-	return owned, strays, byName
+	return owned, strays, byName, adopt, release
 }
 
 func desiredReplicas(tapp *tkestackv1.TApp) int {

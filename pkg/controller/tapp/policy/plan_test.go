@@ -564,8 +564,10 @@ func TestOwnershipAndConflicts(t *testing.T) {
 	tapp := newTApp(3)
 	foreign := mustPod(t, tapp, "1")
 	foreign.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", UID: "rs-uid", Controller: boolPtr(true)}}
+	// An orphan holding the name of instance 2 that the selector does not match: not adopted.
 	orphan := mustPod(t, tapp, "2")
 	orphan.OwnerReferences = nil
+	orphan.Labels["app"] = "other"
 	// A pod of ours whose label was edited to claim id 0: deleted as stray; it does not count as pod 0.
 	relabeled := mustPod(t, tapp, "0")
 	relabeled.Name = "app-7"
@@ -682,14 +684,19 @@ func TestInPlaceFallsBackToRecreate(t *testing.T) {
 	tapp.Spec.Template.Spec.Containers[0].Image = "nginx:2"
 	expectPlan(t, ComputePlan(tapp, []*corev1.Pod{pod}, nil, testNow), nil, nil, nil, nil, []string{"0"})
 
-	// A pod from the original controller (decimal fnv hash labels) is recreated within the budget.
+	// Pods from the original controller (decimal fnv hash labels) that run their template are relabelled,
+	// not recreated (see adopt_test.go).
 	tapp = newTApp(2)
 	legacy := []*corev1.Pod{mustPod(t, tapp, "0"), mustPod(t, tapp, "1")}
 	for _, p := range legacy {
 		p.Labels[TemplateHashLabel] = "1234567890123"
 		p.Labels[UniqHashLabel] = "9876543210"
 	}
-	expectPlan(t, ComputePlan(tapp, legacy, nil, testNow), nil, nil, nil, nil, []string{"0"})
+	plan := ComputePlan(tapp, legacy, nil, testNow)
+	expectPlan(t, plan, nil, nil, nil, nil, nil)
+	if len(plan.Relabels) != 2 {
+		t.Errorf("relabels = %+v", plan.Relabels)
+	}
 }
 
 func TestGateInitsAndErrors(t *testing.T) {

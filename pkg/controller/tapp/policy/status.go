@@ -191,7 +191,7 @@ func AppStatus(statuses map[string]tkestackv1.InstanceStatus) tkestackv1.AppStat
 
 // ComputeStatus returns the per-instance states, the app state and the replica counts.
 func ComputeStatus(tapp *tkestackv1.TApp, pods []*corev1.Pod) Status {
-	owned, _, _ := classify(tapp, pods)
+	owned, _, _, _, _ := classify(tapp, pods)
 	return computeStatus(tapp, owned)
 }
 
