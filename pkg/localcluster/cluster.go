@@ -337,9 +337,10 @@ func (c *Cluster) PID(name string) int {
 // groups answer through kube-apiserver's aggregator. The new process takes the old one's place: PID reports
 // it and Stop stops it. The old process's log is kept as logs/tapp-apiserver.<old pid>.log.
 //
-// On SIGTERM tapp-apiserver stops its controllers and releases their Lease at once, but it only exits once
-// the watches open on it through the aggregator (such as kube-controller-manager's garbage collector's) have
-// ended or its request timeout of 60 seconds has passed; the restart kills it after restartGrace instead.
+// On SIGTERM tapp-apiserver stops its controllers and releases their Lease, ends the watches open on it
+// through the aggregator (such as kube-controller-manager's garbage collector's), lets requests in flight
+// finish, closes its storage and exits 0. The restart fails if it did not exit so within restartGrace (it is
+// then killed).
 func (c *Cluster) RestartTAppAPIServer(ctx context.Context) error {
 	const name = "tapp-apiserver"
 	i := -1
@@ -353,9 +354,9 @@ func (c *Cluster) RestartTAppAPIServer(ctx context.Context) error {
 	}
 	old := c.processes[i]
 	oldPID := old.cmd.Process.Pid
-	old.stop(restartGrace)
-	_, err := old.exited()
-	c.cfg.Log("stopped %s (pid %d): %v", name, oldPID, err)
+	took, killed := old.stop(restartGrace)
+	_, exitErr := old.exited()
+	c.cfg.Log("stopped %s (pid %d) in %s: %v", name, oldPID, took.Round(time.Millisecond), exitErr)
 	if err := os.Rename(c.path("logs", name+".log"), c.path("logs", fmt.Sprintf("%s.%d.log", name, oldPID))); err != nil {
 		return err
 	}
@@ -366,6 +367,13 @@ func (c *Cluster) RestartTAppAPIServer(ctx context.Context) error {
 	}
 	c.processes[i] = p
 	c.cfg.Log("restarted %s (pid %d), log %s", name, p.cmd.Process.Pid, c.path("logs", name+".log"))
+	var stopErr error
+	switch {
+	case killed:
+		stopErr = fmt.Errorf("%s (pid %d) was still running %s after SIGTERM and was killed", name, oldPID, restartGrace)
+	case exitErr != nil:
+		stopErr = fmt.Errorf("%s (pid %d) exited after SIGTERM with %v, want 0", name, oldPID, exitErr)
+	}
 	if err := c.waitHTTP(ctx, name, c.ServerURL+"/readyz", nil); err != nil {
 		return err
 	}
@@ -377,7 +385,7 @@ func (c *Cluster) RestartTAppAPIServer(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return stopErr
 }
 
 // restartGrace is how long RestartTAppAPIServer waits for tapp-apiserver to exit after SIGTERM.

@@ -50,16 +50,20 @@ func (p *process) exited() (bool, error) {
 	}
 }
 
-// stop sends SIGTERM, and SIGKILL if the process is still there after grace.
-func (p *process) stop(grace time.Duration) {
+// stop sends SIGTERM, and SIGKILL if the process is still there after grace. It reports how long the process
+// took to exit and whether it had to be killed.
+func (p *process) stop(grace time.Duration) (took time.Duration, killed bool) {
 	if done, _ := p.exited(); done {
-		return
+		return 0, false
 	}
+	start := time.Now()
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
 	case <-time.After(grace):
 		_ = p.cmd.Process.Kill()
 		<-p.done
+		killed = true
 	}
+	return time.Since(start), killed
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"time"
 
 	"github.com/spf13/pflag"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -45,6 +46,12 @@ type Options struct {
 	PodTemplateCheckBurst int
 	// Controllers configures the controllers embedded in cluster mode.
 	Controllers *manager.Options
+	// ShutdownWatchTerminationGracePeriod bounds how long a stopping server takes to end its open watches
+	// (it ends them, clients re-establish them elsewhere); ShutdownDelayDuration keeps serving, with /readyz
+	// failing, for that long after SIGTERM so that load balancers and endpoints stop sending requests first.
+	// Both are k8s.io/apiserver's graceful termination, with kube-apiserver's flag names.
+	ShutdownWatchTerminationGracePeriod time.Duration
+	ShutdownDelayDuration               time.Duration
 
 	Stdout io.Writer
 }
@@ -57,6 +64,8 @@ func NewOptions(stdout io.Writer) *Options {
 		EmbeddedEtcd: embeddedetcd.Options{DataDir: "tapp-apiserver.etcd"},
 		Controllers:  manager.NewOptions(),
 		Stdout:       stdout,
+
+		ShutdownWatchTerminationGracePeriod: 2 * time.Second,
 	}
 	o.Recommended.Etcd.StorageConfig.EncodeVersioner = apiserver.StorageVersions
 
@@ -114,6 +123,13 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"the cluster; 0 sets no client-side limit (kube-apiserver's priority and fairness still applies).")
 	fs.IntVar(&o.PodTemplateCheckBurst, "pod-template-check-burst", o.PodTemplateCheckBurst,
 		"Burst of the dry-run pod creates of TAppPodTemplateDryRun, with --pod-template-check-qps.")
+	fs.DurationVar(&o.ShutdownWatchTerminationGracePeriod, "shutdown-watch-termination-grace-period",
+		o.ShutdownWatchTerminationGracePeriod,
+		"After SIGTERM, how long the server takes at most to end its open watches (clients re-establish them, "+
+			"on another replica when there is one). 0 leaves them open until the HTTP server's shutdown timeout.")
+	fs.DurationVar(&o.ShutdownDelayDuration, "shutdown-delay-duration", o.ShutdownDelayDuration,
+		"After SIGTERM, how long the server keeps serving with /readyz failing before it stops accepting "+
+			"requests, so that endpoints and load balancers stop routing to it first.")
 	o.Controllers.AddFlags(fs)
 }
 
@@ -147,6 +163,9 @@ func (o *Options) Complete() {
 func (o *Options) Validate() error {
 	errs := o.Recommended.Validate()
 	errs = append(errs, o.Controllers.Validate()...)
+	if o.ShutdownWatchTerminationGracePeriod < 0 || o.ShutdownDelayDuration < 0 {
+		errs = append(errs, fmt.Errorf("--shutdown-watch-termination-grace-period and --shutdown-delay-duration must not be negative"))
+	}
 	if o.PodTemplateCheckQPS < 0 {
 		errs = append(errs, fmt.Errorf("--pod-template-check-qps must not be negative"))
 	}

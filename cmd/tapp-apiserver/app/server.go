@@ -122,6 +122,8 @@ func NewConfig(o *Options) (*apiserver.Config, error) {
 	if err := o.Recommended.ApplyTo(config); err != nil {
 		return nil, err
 	}
+	config.ShutdownWatchTerminationGracePeriod = o.ShutdownWatchTerminationGracePeriod
+	config.ShutdownDelayDuration = o.ShutdownDelayDuration
 	return &apiserver.Config{GenericConfig: config}, nil
 }
 
