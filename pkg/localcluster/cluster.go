@@ -48,6 +48,9 @@ type Config struct {
 	SchedulerArgs         []string
 	// Nodes is the number of kwok nodes to create.
 	Nodes int
+	// WithoutAPIServices starts tapp-apiserver without registering it: neither group is served through
+	// kube-apiserver until APIServiceManifest is applied (a test installs the CRD-based originals first).
+	WithoutAPIServices bool
 	// Log receives progress lines; nil discards them.
 	Log func(format string, args ...interface{})
 }
@@ -80,7 +83,7 @@ type clusterPKI struct {
 	saPublicKey, saSigningKey string
 }
 
-// Start brings the cluster up and returns once both APIServices are Available. On error everything
+// Start brings the cluster up and returns once both APIServices are Available (unless WithoutAPIServices). On error everything
 // started so far is stopped.
 func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Log == nil {
@@ -142,8 +145,10 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err := c.startTAppAPIServer(ctx); err != nil {
 		return err
 	}
-	if err := c.registerAPIServices(ctx); err != nil {
-		return err
+	if !c.cfg.WithoutAPIServices {
+		if err := c.registerAPIServices(ctx); err != nil {
+			return err
+		}
 	}
 	if err := c.startControllerManager(ctx); err != nil {
 		return err
@@ -291,17 +296,22 @@ func (c *Cluster) startTAppAPIServer(ctx context.Context) error {
 	return c.waitHTTP(ctx, "tapp-apiserver", c.ServerURL+"/readyz", nil)
 }
 
-// registerAPIServices creates both APIServices with tapp-apiserver's CA and waits until they are Available.
-func (c *Cluster) registerAPIServices(ctx context.Context) error {
+// APIServiceManifest returns the APIServices that register tapp-apiserver, with its CA bundle.
+func (c *Cluster) APIServiceManifest() ([]byte, error) {
 	bundle, err := caBundle(c.ServerCAFile)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	port, err := strconv.Atoi(c.ServerURL[strings.LastIndex(c.ServerURL, ":")+1:])
 	if err != nil {
-		return err
+		return nil, err
 	}
-	apiservices, err := renderManifest("apiservices.yaml", map[string]interface{}{"Port": port, "CABundle": bundle})
+	return renderManifest("apiservices.yaml", map[string]interface{}{"Port": port, "CABundle": bundle})
+}
+
+// registerAPIServices creates both APIServices with tapp-apiserver's CA and waits until they are Available.
+func (c *Cluster) registerAPIServices(ctx context.Context) error {
+	apiservices, err := c.APIServiceManifest()
 	if err != nil {
 		return err
 	}
