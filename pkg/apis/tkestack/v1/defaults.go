@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/podtemplate"
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 )
 
 // Defaults applied when a TApp is decoded.
@@ -23,7 +24,9 @@ func addDefaultingFuncs(scheme *runtime.Scheme) error {
 //   - defaultTemplateName from the legacy "DefaultTemplateName" key, else "default";
 //   - updateStrategy.template from defaultTemplateName;
 //   - updateStrategy.maxUnavailable 1 and forceUpdate.maxUnavailable "100%";
-//   - selector from the labels of spec.template;
+//   - selector from the labels of spec.template, without the instance and hash labels (tapp_instance_key,
+//     tapp_template_hash_key, tapp_uniq_hash_key: the controller rewrites them on every pod, and a TApp moved
+//     from the original controller carries its hashes in its template labels);
 //   - container port protocol TCP in every template, so ports merge by (containerPort, protocol).
 func SetDefaults_TAppSpec(spec *TAppSpec) {
 	if spec.DefaultTemplateName == "" {
@@ -46,9 +49,13 @@ func SetDefaults_TAppSpec(spec *TAppSpec) {
 	if spec.Selector == nil && len(spec.Template.Labels) > 0 {
 		matchLabels := make(map[string]string, len(spec.Template.Labels))
 		for k, v := range spec.Template.Labels {
-			matchLabels[k] = v
+			if k != tkestack.InstanceIDLabel && k != tkestack.TemplateHashLabel && k != tkestack.UniqHashLabel {
+				matchLabels[k] = v
+			}
 		}
-		spec.Selector = &metav1.LabelSelector{MatchLabels: matchLabels}
+		if len(matchLabels) > 0 {
+			spec.Selector = &metav1.LabelSelector{MatchLabels: matchLabels}
+		}
 	}
 	podtemplate.SetPortDefaults(&spec.Template.Spec)
 	for name, template := range spec.TemplatePool {

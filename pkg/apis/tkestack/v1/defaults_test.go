@@ -77,6 +77,21 @@ func TestDefaultSelectorIsACopy(t *testing.T) {
 	}
 }
 
+func TestDefaultSelectorLeavesOutTheLabelsTheControllerWrites(t *testing.T) {
+	// A TApp of the original controller: its template labels carry its decimal hashes.
+	tapp := minimalTApp()
+	tapp.Spec.Template.Labels = map[string]string{"app": "web", "tapp_template_hash_key": "8571628173525391740", "tapp_uniq_hash_key": "1740216837251739174", "tapp_instance_key": "0"}
+	want := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	if got := defaulted(t, tapp).Spec.Selector; !reflect.DeepEqual(got, want) {
+		t.Errorf("selector = %v, want %v", got, want)
+	}
+	tapp = minimalTApp()
+	tapp.Spec.Template.Labels = map[string]string{"tapp_template_hash_key": "1"}
+	if got := defaulted(t, tapp).Spec.Selector; got != nil {
+		t.Errorf("selector = %v, want nil when the template has only labels the controller writes", got)
+	}
+}
+
 func TestDefaultSelectorNeedsTemplateLabels(t *testing.T) {
 	tapp := minimalTApp()
 	tapp.Spec.Template.Labels = nil
