@@ -30,6 +30,8 @@ type outcome struct {
 	conflicts []string
 	// waiting says why the object is not done yet, when it is not.
 	waiting string
+	// nodes are the nodes of a NodePool.
+	nodes []string
 }
 
 func (o *outcome) done() bool { return len(o.pending) == 0 && o.waiting == "" }
@@ -124,7 +126,11 @@ func (m *Migrator) observeOutcome(ctx context.Context, e *Entry) (*outcome, erro
 			o.conflicts = append(o.conflicts, tappConflicts(cur)...)
 		}
 	}
-	if generation, observed := cur.GetGeneration(), observedGeneration(cur); k.Kind != "TApp" && observed < generation {
+	if k.Kind == "NodePool" {
+		o.nodes, _, _ = unstructured.NestedStringSlice(cur.Object, "status", "nodes")
+	}
+	// NodePool has no observedGeneration: its status is a count of nodes, right at any time.
+	if generation, observed := cur.GetGeneration(), observedGeneration(cur); k.Kind == "YurtAppDaemon" && observed < generation {
 		o.waiting = fmt.Sprintf("status.observedGeneration %d < generation %d", observed, generation)
 	}
 	return o, nil
@@ -186,7 +192,7 @@ func reportLine(e *Entry, o *outcome) string {
 	fmt.Fprintf(&b, "%s: ", e.key())
 	switch e.kind().Kind {
 	case "NodePool":
-		b.WriteString("served by tapp-apiserver")
+		fmt.Fprintf(&b, "served by tapp-apiserver with %s (%s)", plural(len(o.nodes), "node"), strings.Join(o.nodes, ", "))
 	default:
 		fmt.Fprintf(&b, "%d/%d %s adopted with their UIDs", o.adopted, len(e.Dependents), dependentWords(e))
 		if e.kind().Kind == "TApp" {
