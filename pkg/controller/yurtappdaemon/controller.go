@@ -235,16 +235,46 @@ func childObject(obj any) metav1.Object {
 
 // childChanged enqueues the owner of a workload, or, for a workload that no YurtAppDaemon controls, the
 // YurtAppDaemons of its namespace that report a name conflict (it may hold the name of one of their
-// children).
+// children) and, for an orphan, those whose selector matches its pods (they may adopt it).
 func (c *Controller) childChanged(obj metav1.Object) {
 	if key, ok := c.ownerKey(obj); ok {
 		c.queue.Add(key)
 		return
 	}
-	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil && ref.Kind == policy.ControllerKind.Kind {
+	ref := metav1.GetControllerOfNoCopy(obj)
+	if ref != nil && ref.Kind == policy.ControllerKind.Kind {
 		return // the child of a YurtAppDaemon that is gone: the garbage collector deletes it
 	}
 	c.enqueueConflicted(obj.GetNamespace())
+	if ref == nil {
+		c.enqueueSelecting(obj)
+	}
+}
+
+// enqueueSelecting enqueues the YurtAppDaemons of an orphan workload's namespace whose selector matches the
+// labels of its pods.
+func (c *Controller) enqueueSelecting(obj metav1.Object) {
+	var podLabels labels.Set
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		podLabels = o.Spec.Template.Labels
+	case *appsv1.StatefulSet:
+		podLabels = o.Spec.Template.Labels
+	default:
+		return
+	}
+	yads, err := c.yads.YurtAppDaemons(obj.GetNamespace()).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, yad := range yads {
+		if yad.Spec.Selector == nil {
+			continue
+		}
+		if sel, err := metav1.LabelSelectorAsSelector(yad.Spec.Selector); err == nil && !sel.Empty() && sel.Matches(podLabels) {
+			c.enqueue(yad)
+		}
+	}
 }
 
 func (c *Controller) enqueueConflicted(namespace string) {

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
@@ -440,30 +441,48 @@ func TestChildDeletedByHandIsRecreated(t *testing.T) {
 
 // Checklist 20: foreign workloads are never adopted, updated or deleted; one holding a child's name is a
 // reported conflict.
-func TestForeignWorkloadsAreLeftAlone(t *testing.T) {
+// An orphan workload of a selected pool whose pods the selector matches is adopted under its name (as
+// yurt-app-manager's workloads are after a migration); a workload that holds a child's name and is not
+// selected is a conflict and never written.
+func TestOrphansAreAdoptedAndSquattersLeftAlone(t *testing.T) {
 	foreign := func(name string, labels map[string]string) *appsv1.Deployment {
 		return &appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: "foreign-" + "uid", Labels: labels, ResourceVersion: "3"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("foreign-uid-" + name), Labels: labels, ResourceVersion: "3"},
 			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
 				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}}},
 		}
 	}
-	orphan := foreign("orphan", map[string]string{"app": "web", policy.PoolNameLabel: "a"})
+	orphan := foreign("web-a-x7k2p", map[string]string{"app": "web", policy.PoolNameLabel: "a"})
 	squatter := foreign("web-b", map[string]string{"app": "other"})
 	h := newHarness(t, objs(testYAD(), testPool("a", "edge"), testPool("b", "edge")), orphan, squatter)
 	h.converge()
+	var adoption []clienttesting.PatchAction
+	for _, a := range h.kube.Actions() {
+		if p, ok := a.(clienttesting.PatchAction); ok && a.GetResource().Resource == "deployments" {
+			adoption = append(adoption, p)
+		}
+	}
+	if len(adoption) != 1 || adoption[0].GetName() != "web-a-x7k2p" || adoption[0].GetPatchType() != types.StrategicMergePatchType ||
+		!strings.Contains(string(adoption[0].GetPatch()), `"uid":"foreign-uid-web-a-x7k2p"`) {
+		t.Fatalf("adoption patches %v, want one of web-a-x7k2p bound to its UID", adoption)
+	}
 	for _, w := range h.writes() {
-		if strings.Contains(w, " orphan") || (strings.HasSuffix(w, " web-b") && !strings.HasPrefix(w, "create")) {
-			t.Errorf("foreign workload written: %s", w)
+		if strings.HasSuffix(w, " web-b") && !strings.HasPrefix(w, "create") || strings.HasSuffix(w, " web-a") {
+			t.Errorf("unexpected write: %s", w)
 		}
 	}
 	deps := h.deployments()
-	if !reflect.DeepEqual(deps["orphan"].OwnerReferences, []metav1.OwnerReference(nil)) || deps["web-b"].Labels["app"] != "other" {
-		t.Errorf("foreign workloads changed: orphan owners %v, web-b labels %v", deps["orphan"].OwnerReferences, deps["web-b"].Labels)
+	if a := deps["web-a-x7k2p"]; a == nil || !metav1.IsControlledBy(a, h.yad()) || a.UID != orphan.UID {
+		t.Errorf("the orphan of pool a was not adopted under its name: %+v", a)
 	}
-	if !metav1.IsControlledBy(deps["web-a"], h.yad()) {
-		t.Errorf("web-a not created")
+	if _, created := deps["web-a"]; created {
+		t.Errorf("web-a created next to the adopted workload")
 	}
+	if deps["web-b"].Labels["app"] != "other" || deps["web-b"].OwnerReferences != nil {
+		t.Errorf("squatter changed: %+v", deps["web-b"].ObjectMeta)
+	}
+	events := h.events()
+	requireEvent(t, events, "Normal Adopted Adopted Deployment web-a-x7k2p (uid foreign-uid-web-a-x7k2p) as the workload of pool a")
 	yad := h.yad()
 	if c := condition(yad, policy.ConditionProvisioned); c == nil || c.Status != corev1.ConditionFalse || c.Reason != policy.ReasonWorkloadConflict {
 		t.Errorf("WorkLoadProvisioned = %+v, want False/WorkloadConflict", c)
@@ -471,7 +490,7 @@ func TestForeignWorkloadsAreLeftAlone(t *testing.T) {
 	if c := condition(yad, policy.ConditionFailure); c == nil || c.Reason != ReasonWorkloadConflict || !strings.Contains(c.Message, "web-b") {
 		t.Errorf("WorkLoadFailure = %+v", c)
 	}
-	requireEvent(t, h.events(), "Warning WorkloadConflict Deployment web-b for pool b")
+	requireEvent(t, events, "Warning WorkloadConflict Deployment web-b for pool b")
 
 	// The squatter goes away: the YurtAppDaemon reporting the conflict is enqueued and creates its child.
 	h.must(h.kube.AppsV1().Deployments("ns").Delete(context.Background(), "web-b", metav1.DeleteOptions{}))

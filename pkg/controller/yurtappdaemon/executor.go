@@ -2,6 +2,7 @@ package yurtappdaemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -10,10 +11,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/ownership"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/yurtappdaemon/policy"
 )
 
@@ -36,6 +39,10 @@ const (
 	ReasonFailedDelete     = "FailedDelete"
 	ReasonWorkloadConflict = "WorkloadConflict"
 	ReasonInvalidPool      = "InvalidPool"
+	ReasonAdopted          = "Adopted"
+	ReasonReleased         = "Released"
+	ReasonFailedAdopt      = "FailedAdopt"
+	ReasonFailedRelease    = "FailedRelease"
 )
 
 // execute carries out plan for yad (a private copy) and records failures and writes in r. Deletions go
@@ -66,6 +73,7 @@ func (c *Controller) execute(ctx context.Context, key string, yad *v1alpha1.Yurt
 		record(&failure{reason: ReasonInvalidPool, message: msg}, false)
 	}
 
+	c.adoptAndRelease(ctx, yad, plan, record)
 	workqueue.ParallelizeUntil(ctx, maxParallel, len(plan.Deletes), func(i int) {
 		record(c.deleteChild(ctx, key, yad, plan.Deletes[i]))
 	})
@@ -92,6 +100,74 @@ func (c *Controller) execute(ctx context.Context, key string, yad *v1alpha1.Yurt
 		}
 		remaining = remaining[batch:]
 	}
+}
+
+// adoptAndRelease carries out the plan's adoptions and releases, each with one strategic merge patch bound
+// to the workload's UID that adds or removes only the YurtAppDaemon's reference. Before the first adoption
+// the YurtAppDaemon is read again from the API server; if it is being deleted (or was replaced) nothing is
+// adopted. Workloads that are gone or were replaced meanwhile are skipped: the next plan decides again.
+func (c *Controller) adoptAndRelease(ctx context.Context, yad *v1alpha1.YurtAppDaemon, plan *policy.Plan, record func(*failure, bool)) {
+	if len(plan.Adoptions) == 0 && len(plan.Releases) == 0 {
+		return
+	}
+	recheck := ownership.Recheck(yad.UID, func(ctx context.Context) (metav1.Object, error) {
+		return c.client.OpenYurtAppsV1alpha1().YurtAppDaemons(yad.Namespace).Get(ctx, yad.Name, metav1.GetOptions{})
+	})
+	patch := func(kind v1alpha1.TemplateType, name, action string, data []byte) error {
+		var err error
+		opts := metav1.PatchOptions{FieldManager: fieldManager}
+		if kind == policy.StatefulSetKind {
+			_, err = c.kubeClient.AppsV1().StatefulSets(yad.Namespace).Patch(ctx, name, types.StrategicMergePatchType, data, opts)
+		} else {
+			_, err = c.kubeClient.AppsV1().Deployments(yad.Namespace).Patch(ctx, name, types.StrategicMergePatchType, data, opts)
+		}
+		metrics.CountAction(action, err)
+		return err
+	}
+	ref := metav1.OwnerReference{APIVersion: policy.ControllerKind.GroupVersion().String(), Kind: policy.ControllerKind.Kind, Name: yad.Name, UID: yad.UID}
+	yes := true
+	ref.Controller, ref.BlockOwnerDeletion = &yes, &yes
+	workqueue.ParallelizeUntil(ctx, maxParallel, len(plan.Adoptions), func(i int) {
+		a := plan.Adoptions[i]
+		if err := recheck(ctx); err != nil {
+			if !errors.Is(err, ownership.ErrOwnerDeleting) {
+				record(&failure{reason: ReasonFailedAdopt, message: err.Error(), retry: true}, false)
+			}
+			return
+		}
+		data, err := ownership.AdoptPatch(ref, a.UID)
+		if err == nil {
+			err = patch(a.Kind, a.Name, "adopt", data)
+		}
+		switch {
+		case err == nil:
+			c.recorder.Eventf(yad, corev1.EventTypeNormal, ReasonAdopted, "Adopted %s %s (uid %s) as the workload of pool %s", a.Kind, a.Name, a.UID, a.Pool)
+			record(nil, true)
+		case ownership.Gone(err):
+		default:
+			msg := fmt.Sprintf("adopt %s %s of pool %s: %v", a.Kind, a.Name, a.Pool, err)
+			c.recorder.Event(yad, corev1.EventTypeWarning, ReasonFailedAdopt, msg)
+			record(&failure{reason: ReasonFailedAdopt, message: msg, retry: true}, false)
+		}
+	})
+	workqueue.ParallelizeUntil(ctx, maxParallel, len(plan.Releases), func(i int) {
+		r := plan.Releases[i]
+		data, err := ownership.ReleasePatch(yad.UID, r.UID)
+		if err == nil {
+			err = patch(r.Kind, r.Name, "release", data)
+		}
+		switch {
+		case err == nil:
+			c.recorder.Eventf(yad, corev1.EventTypeNormal, ReasonReleased, "Released %s %s (uid %s) of pool %s: spec.selector no longer matches its pods", r.Kind, r.Name, r.UID, describePool(r.Pool))
+			record(nil, true)
+		case ownership.Gone(err):
+		default:
+			msg := fmt.Sprintf("release %s %s of pool %s: %v", r.Kind, r.Name, describePool(r.Pool), err)
+			c.recorder.Event(yad, corev1.EventTypeWarning, ReasonFailedRelease, msg)
+			record(&failure{reason: ReasonFailedRelease, message: msg, retry: true}, false)
+		}
+	})
+	klog.FromContext(ctx).V(2).Info("Ownership", "adoptions", len(plan.Adoptions), "releases", len(plan.Releases))
 }
 
 func (c *Controller) deleteChild(ctx context.Context, key string, yad *v1alpha1.YurtAppDaemon, d policy.Delete) (*failure, bool) {

@@ -17,7 +17,8 @@
 //   - TemplateType: the kind of the template (Deployment or StatefulSet);
 //   - RenderDeployment / RenderStatefulSet: the child of one pool at one revision, built with
 //     PinPodTemplate, PoolTolerations and PlacementHash;
-//   - ComputePlan: the Plan of one sync (creates, updates, deletes, conflicts) and the Status to report;
+//   - ComputePlan: the Plan of one sync (adoptions, releases, creates, updates, deletes, conflicts) and the
+//     Status to report; Owner: the YurtAppDaemon as pkg/controller/ownership sees it;
 //   - ApplyStatus / SetCondition: merge that Status into the API status without touching transition times
 //     of unchanged conditions.
 //
@@ -30,7 +31,13 @@
 //     and labelled controller-revision-hash=<sts>-<hash>, both must stay ≤ 63);
 //   - a child is mapped to its pool by the apps.openyurt.io/pool-name label (the ref-nodepool annotation is
 //     a fallback for children of the original controller), never by parsing its name; only children whose
-//     controller ownerRef is this YurtAppDaemon (UID) are considered; nothing is adopted;
+//     controller ownerRef is this YurtAppDaemon (UID) are considered;
+//   - ownership follows the built-in controllers (pkg/controller/ownership), with spec.selector matched
+//     against the labels of a workload's pod template: an orphan workload of the template's kind that names
+//     a selected pool and whose pods the selector matches is adopted under its existing name (Adoptions;
+//     yurt-app-manager's <yad>-<pool>-<random> workloads keep their names and are not recreated), at most
+//     one per pool (the oldest) and only for a pool without a child; a child whose pods the selector no
+//     longer matches is released (Releases) and, if it holds a child's name, is a conflict from then on;
 //   - two children for one pool: the oldest is kept, the others deleted; a workload that holds a wanted
 //     name but is not ours is reported as a Conflict and never touched;
 //   - the template's nodeSelector and affinity are kept, the pool pinning (apps.openyurt.io/nodepool) is

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/ownership"
 )
 
 // DeleteReason says why a child is deleted.
@@ -114,8 +115,12 @@ type Plan struct {
 	Kind     v1alpha1.TemplateType
 	Revision string
 
-	Creates    []Create
-	Updates    []Update
+	Creates []Create
+	Updates []Update
+	// Adoptions are orphan workloads adopted as the child of a pool that has none (at most one per pool).
+	Adoptions []Adoption
+	// Releases are children that spec.selector no longer matches.
+	Releases   []Release
 	Deletes    []Delete
 	Conflicts  []Conflict
 	Waiting    []Waiting
@@ -186,8 +191,11 @@ func ownerString(meta *metav1.ObjectMeta) string {
 // Rules:
 //   - A child is a workload of yad's namespace whose controller ownerReference has yad's UID; it serves
 //     the pool named by its PoolNameLabel (or RefNodePoolAnnotation). Other workloads are ignored, except
-//     those holding the name a selected pool's child should get, which are Conflicts. Terminating children
-//     are left alone (they only hold their name).
+//     those holding the name a selected pool's child should get, which are Conflicts, and the orphans it
+//     adopts. Terminating children are left alone (they only hold their name).
+//   - A selected pool without a child adopts the oldest orphan workload of the template's kind that names
+//     it and whose pod template labels match spec.selector (Adoptions), instead of creating one; a child
+//     whose pod template labels no longer match is released (Releases) and treated as gone.
 //   - Children that name no pool, serve a pool that is not selected (or whose name is invalid), or are of
 //     the other kind are deleted. Among the children of one selected pool the oldest (creation time, then
 //     the ChildName, then name) is kept and the others deleted.
@@ -228,13 +236,27 @@ func ComputePlan(yad *v1alpha1.YurtAppDaemon, pools []*v1alpha1.NodePool, deploy
 
 	children := collectChildren(yad.Namespace, deployments, statefulSets)
 	deleted := map[*child]bool{}
+	owner := Owner(yad, kind, valid)
+	adoptable := map[string][]*child{}
+	for _, c := range children {
+		if c.kind != kind {
+			continue
+		}
+		switch ownership.Decide(owner, ownershipView(c)) {
+		case ownership.Adopt:
+			adoptable[c.pool()] = append(adoptable[c.pool()], c)
+		case ownership.Release:
+			deleted[c] = true // it keeps its name, but is no longer ours from the next snapshot on
+			plan.Releases = append(plan.Releases, Release{Pool: c.pool(), Kind: c.kind, Name: c.meta.Name, UID: c.meta.UID})
+		}
+	}
 	remove := func(c *child, pool string, reason DeleteReason) {
 		deleted[c] = true
 		plan.Deletes = append(plan.Deletes, Delete{Pool: pool, Kind: c.kind, Name: c.meta.Name, UID: c.meta.UID, Reason: reason})
 	}
 	byPool := map[string][]*child{}
 	for _, c := range children {
-		if !controlledBy(c.meta, yad.UID) || c.meta.DeletionTimestamp != nil {
+		if !controlledBy(c.meta, yad.UID) || c.meta.DeletionTimestamp != nil || deleted[c] {
 			continue
 		}
 		pool := c.pool()
@@ -264,9 +286,21 @@ func ComputePlan(yad *v1alpha1.YurtAppDaemon, pools []*v1alpha1.NodePool, deploy
 		}
 	}
 
+	adopting := map[string]bool{}
+	for _, p := range selected {
+		group := adoptable[p.Name]
+		if kept[p.Name] != nil || len(group) == 0 {
+			continue
+		}
+		want := ChildName(yad.Name, p.Name)
+		sort.SliceStable(group, func(i, j int) bool { return older(group[i], group[j], want) })
+		adopting[p.Name] = true
+		plan.Adoptions = append(plan.Adoptions, Adoption{Pool: p.Name, Kind: kind, Name: group[0].meta.Name, UID: group[0].meta.UID})
+	}
+
 	var updates map[string]bool
 	if yad.DeletionTimestamp == nil {
-		updates = plan.addCreatesAndUpdates(yad, selected, valid, kept, children, deleted)
+		updates = plan.addCreatesAndUpdates(yad, selected, valid, kept, children, deleted, adopting)
 	} else {
 		plan.Deletes = nil
 	}
@@ -285,14 +319,14 @@ func ComputePlan(yad *v1alpha1.YurtAppDaemon, pools []*v1alpha1.NodePool, deploy
 }
 
 func (plan *Plan) addCreatesAndUpdates(yad *v1alpha1.YurtAppDaemon, selected []*v1alpha1.NodePool, valid map[string]*v1alpha1.NodePool,
-	kept map[string]*child, children []*child, deleted map[*child]bool) map[string]bool {
+	kept map[string]*child, children []*child, deleted map[*child]bool, adopting map[string]bool) map[string]bool {
 	keptPool := map[*child]string{}
 	for pool, c := range kept {
 		keptPool[c] = pool
 	}
 	updates := map[string]bool{}
 	for _, p := range selected {
-		if valid[p.Name] == nil {
+		if valid[p.Name] == nil || adopting[p.Name] {
 			continue
 		}
 		desired, err := render(yad, plan.Kind, p, plan.Revision)

@@ -28,6 +28,8 @@ type planWant struct {
 	conflicts   []string // name@pool<owner>
 	waiting     []string // name@pool
 	poolErrors  []string // pool
+	adoptions   []string // Kind/name@pool
+	releases    []string // Kind/name@pool
 	nodepools   []string
 	provisioned string // Status/Reason
 	updated     string // Status/Reason
@@ -48,6 +50,8 @@ func summarize(p *Plan) planWant {
 		conflicts:  names(p.Conflicts, func(c Conflict) string { return fmt.Sprintf("%s@%s<%s>", c.Name, c.Pool, c.Owner) }),
 		waiting:    names(p.Waiting, func(w Waiting) string { return w.Name + "@" + w.Pool }),
 		poolErrors: names(p.PoolErrors, func(e PoolError) string { return e.Pool }),
+		adoptions:  names(p.Adoptions, func(a Adoption) string { return fmt.Sprintf("%s/%s@%s", a.Kind, a.Name, a.Pool) }),
+		releases:   names(p.Releases, func(r Release) string { return fmt.Sprintf("%s/%s@%s", r.Kind, r.Name, r.Pool) }),
 		nodepools:  append([]string{}, p.Status.NodePools...),
 		provisioned: string(p.Status.Conditions[0].Type) + "=" + string(p.Status.Conditions[0].Status) + "/" +
 			p.Status.Conditions[0].Reason,
@@ -242,7 +246,7 @@ func TestComputePlan(t *testing.T) {
 				nodepools: []string{"beijing", "hangzhou"}, provisioned: provisionedOK, updated: updatedOutdated},
 		},
 		{
-			name: "a foreign Deployment holds a child's name: conflict, never adopted",
+			name: "a Deployment of another controller holds a child's name: conflict, never adopted; an orphan holding one is adopted",
 			input: func(t *testing.T) planInput {
 				yad := newYAD()
 				other := liveDeployment(t, yad, hz, 0)
@@ -253,22 +257,72 @@ func TestComputePlan(t *testing.T) {
 			},
 			want: planWant{
 				creates:     []string{"Deployment/web-shanghai@shanghai"},
-				conflicts:   []string{"web-beijing@beijing<no controller>", "web-hangzhou@hangzhou<YurtAppDaemon other>"},
+				conflicts:   []string{"web-hangzhou@hangzhou<YurtAppDaemon other>"},
+				adoptions:   []string{"Deployment/web-beijing@beijing"},
 				nodepools:   []string{"beijing", "hangzhou", "shanghai"},
 				provisioned: "WorkLoadProvisioned=False/WorkloadConflict", updated: updatedOK},
 		},
 		{
-			name: "foreign workloads under other names are ignored, even with our labels",
+			name: "an orphan Deployment whose pods the selector does not match holds a child's name: conflict",
 			input: func(t *testing.T) planInput {
 				yad := newYAD()
 				d := orphan(liveDeployment(t, yad, bj, 0))
-				d.Name = "web-beijing-manual"
-				s := liveStatefulSet(t, toStatefulSet(newYAD()), bj, 0) // other kind, same name: not a conflict
-				s.OwnerReferences = nil
-				return planInput{yad: yad, pools: []*v1alpha1.NodePool{bj}, deployments: []*appsv1.Deployment{d}, statefulSets: []*appsv1.StatefulSet{s}}
+				d.Spec.Template.Labels = map[string]string{"app": "manual"}
+				return planInput{yad: yad, pools: []*v1alpha1.NodePool{bj}, deployments: []*appsv1.Deployment{d}}
 			},
-			want: planWant{creates: []string{"Deployment/web-beijing@beijing"},
-				nodepools: []string{"beijing"}, provisioned: provisionedMissing, updated: updatedOK},
+			want: planWant{conflicts: []string{"web-beijing@beijing<no controller>"},
+				nodepools: []string{"beijing"}, provisioned: "WorkLoadProvisioned=False/WorkloadConflict", updated: updatedOK},
+		},
+		{
+			name: "orphans of yurt-app-manager (generated names, pool label, selector labels) are adopted under their names, the oldest per pool",
+			input: func(t *testing.T) planInput {
+				yad := newYAD()
+				d := orphan(liveDeployment(t, yad, bj, 0))
+				d.Name, d.UID = "web-beijing-x7k2p", "uid-x7k2p"
+				newer := orphan(liveDeployment(t, yad, bj, 5))
+				newer.Name, newer.UID = "web-beijing-zz9q1", "uid-zz9q1"
+				h := orphan(liveDeployment(t, yad, hz, 0))
+				h.Name = "web-hangzhou-abcde"
+				delete(h.Labels, PoolNameLabel)                         // mapped by the ref-nodepool annotation
+				s := liveStatefulSet(t, toStatefulSet(newYAD()), bj, 0) // other kind: not adopted
+				s.OwnerReferences = nil
+				return planInput{yad: yad, pools: []*v1alpha1.NodePool{bj, hz}, deployments: []*appsv1.Deployment{newer, d, h}, statefulSets: []*appsv1.StatefulSet{s}}
+			},
+			want: planWant{adoptions: []string{"Deployment/web-beijing-x7k2p@beijing", "Deployment/web-hangzhou-abcde@hangzhou"},
+				nodepools: []string{"beijing", "hangzhou"}, provisioned: provisionedMissing, updated: updatedOK},
+		},
+		{
+			name: "orphans are not adopted for a pool that has a child, nor for a pool not selected",
+			input: func(t *testing.T) planInput {
+				yad := newYAD()
+				extra := orphan(liveDeployment(t, yad, bj, 5))
+				extra.Name = "web-beijing-manual"
+				unselected := orphan(liveDeployment(t, yad, cloud, 0))
+				return planInput{yad: yad, pools: []*v1alpha1.NodePool{bj, cloud}, deployments: []*appsv1.Deployment{liveDeployment(t, yad, bj, 0), extra, unselected}}
+			},
+			want: planWant{nodepools: []string{"beijing"}, provisioned: provisionedOK, updated: updatedOK},
+		},
+		{
+			name: "a child whose pods the selector no longer matches is released, and its name waited for",
+			input: func(t *testing.T) planInput {
+				yad := newYAD()
+				d := liveDeployment(t, yad, bj, 0)
+				d.Spec.Template.Labels["app"] = "debug"
+				return planInput{yad: yad, pools: []*v1alpha1.NodePool{bj, hz}, deployments: []*appsv1.Deployment{d, liveDeployment(t, yad, hz, 0)}}
+			},
+			want: planWant{releases: []string{"Deployment/web-beijing@beijing"}, waiting: []string{"web-beijing@beijing"},
+				nodepools: []string{"beijing", "hangzhou"}, provisioned: provisionedMissing, updated: updatedOK},
+		},
+		{
+			name: "nothing is adopted or released while the YurtAppDaemon is being deleted",
+			input: func(t *testing.T) planInput {
+				yad := newYAD()
+				yad.DeletionTimestamp = &metav1.Time{}
+				d := liveDeployment(t, yad, hz, 0)
+				d.Spec.Template.Labels["app"] = "debug"
+				return planInput{yad: yad, pools: []*v1alpha1.NodePool{bj, hz}, deployments: []*appsv1.Deployment{orphan(liveDeployment(t, yad, bj, 0)), d}}
+			},
+			want: planWant{nodepools: []string{"beijing", "hangzhou"}, provisioned: provisionedMissing, updated: updatedOK},
 		},
 		{
 			name: "two children for one pool: the newer is deleted",
@@ -416,7 +470,7 @@ func TestComputePlan(t *testing.T) {
 				t.Errorf("ComputePlan mutated the YurtAppDaemon")
 			}
 			want := tc.want
-			for _, l := range []*[]string{&want.creates, &want.updates, &want.deletes, &want.conflicts, &want.waiting, &want.poolErrors, &want.nodepools} {
+			for _, l := range []*[]string{&want.creates, &want.updates, &want.deletes, &want.conflicts, &want.waiting, &want.poolErrors, &want.adoptions, &want.releases, &want.nodepools} {
 				if *l == nil {
 					*l = empty()
 				}

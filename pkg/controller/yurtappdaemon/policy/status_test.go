@@ -71,6 +71,7 @@ func TestStatusAllGood(t *testing.T) {
 func TestStatusConflictMessage(t *testing.T) {
 	yad := newYAD()
 	foreign := orphan(liveDeployment(t, yad, edge("a"), 0))
+	foreign.Spec.Template.Labels = map[string]string{"app": "manual"} // not selected: not adoptable
 	plan, err := ComputePlan(yad, []*v1alpha1.NodePool{edge("a")}, []*appsv1.Deployment{foreign}, nil)
 	if err != nil {
 		t.Fatal(err)
