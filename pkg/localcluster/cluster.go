@@ -309,7 +309,7 @@ func (c *Cluster) APIServiceManifest() ([]byte, error) {
 	return renderManifest("apiservices.yaml", map[string]interface{}{"Port": port, "CABundle": bundle})
 }
 
-// registerAPIServices creates both APIServices with tapp-apiserver's CA and waits until they are Available.
+// registerAPIServices creates the APIServices with tapp-apiserver's CA and waits until they are Available.
 func (c *Cluster) registerAPIServices(ctx context.Context) error {
 	apiservices, err := c.APIServiceManifest()
 	if err != nil {
@@ -318,7 +318,7 @@ func (c *Cluster) registerAPIServices(ctx context.Context) error {
 	if err := c.kubectl(ctx, apiservices, "apply", "--server-side", "--force-conflicts", "-f", "-"); err != nil {
 		return err
 	}
-	for _, name := range []string{"v1.apps.tkestack.io", "v1alpha1.apps.openyurt.io"} {
+	for _, name := range []string{"v1.apps.tkestack.io", "v1beta1.apps.openyurt.io", "v1alpha1.apps.openyurt.io"} {
 		if err := c.kubectl(ctx, nil, "wait", "--for=condition=Available", "--timeout=120s", "apiservice/"+name); err != nil {
 			return err
 		}
