@@ -3,12 +3,24 @@
 package apiserver
 
 import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	restclient "k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	"github.com/tapp-io/tapp-apiserver/pkg/coexistence"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/openyurt/nodepool"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/openyurt/yurtappdaemon"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/tkestack/tapp"
@@ -17,11 +29,17 @@ import (
 // Config is the configuration of the server.
 type Config struct {
 	GenericConfig *genericapiserver.RecommendedConfig
+	// APIServiceTarget is the Service this server's APIServices point to (default tapp-system/tapp-apiserver).
+	// In cluster mode the server warns when an APIService of one of its group-versions points elsewhere.
+	APIServiceTarget types.NamespacedName
 }
 
 // CompletedConfig is a Config whose defaults have been filled in.
 type CompletedConfig struct {
-	generic genericapiserver.CompletedConfig
+	generic          genericapiserver.CompletedConfig
+	apiServiceTarget types.NamespacedName
+	// clientConfig reaches the cluster in cluster mode; nil when standalone.
+	clientConfig *restclient.Config
 }
 
 // Server is the running aggregated API server.
@@ -31,7 +49,11 @@ type Server struct {
 
 // Complete fills in the defaults of the generic configuration.
 func (c *Config) Complete() CompletedConfig {
-	return CompletedConfig{generic: c.GenericConfig.Complete()}
+	target := c.APIServiceTarget
+	if target.Name == "" {
+		target = coexistence.DefaultService
+	}
+	return CompletedConfig{generic: c.GenericConfig.Complete(), apiServiceTarget: target, clientConfig: c.GenericConfig.ClientConfig}
 }
 
 // New builds the server and installs both API groups.
@@ -80,5 +102,53 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err := generic.InstallAPIGroups(&tkestackGroup, &openyurtGroup); err != nil {
 		return nil, err
 	}
+	if c.clientConfig != nil {
+		if err := c.watchCoexistence(generic, servedResources(&tkestackGroup, &openyurtGroup)); err != nil {
+			return nil, err
+		}
+	}
 	return &Server{GenericAPIServer: generic}, nil
+}
+
+// servedResources lists the group-version-resources of the groups, without subresources.
+func servedResources(groups ...*genericapiserver.APIGroupInfo) []schema.GroupVersionResource {
+	var out []schema.GroupVersionResource
+	for _, g := range groups {
+		for version, storage := range g.VersionedResourcesStorageMap {
+			for resource := range storage {
+				if !strings.Contains(resource, "/") {
+					out = append(out, schema.GroupVersionResource{Group: g.PrioritizedVersions[0].Group, Version: version, Resource: resource})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// watchCoexistence starts, once the server runs, a watch of the cluster's APIServices and CRDs that warns
+// (log and Event) when one of them serves our group-versions or resources elsewhere.
+func (c CompletedConfig) watchCoexistence(generic *genericapiserver.GenericAPIServer, served []schema.GroupVersionResource) error {
+	dyn, err := dynamic.NewForConfig(c.clientConfig)
+	if err != nil {
+		return err
+	}
+	kube, err := kubernetes.NewForConfig(c.clientConfig)
+	if err != nil {
+		return err
+	}
+	return generic.AddPostStartHook("coexistence-check", func(hook genericapiserver.PostStartHookContext) error {
+		broadcaster := record.NewBroadcaster(record.WithContext(hook.Context))
+		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+		watcher := &coexistence.Watcher{
+			Client:   dyn,
+			Recorder: broadcaster.NewRecorder(clientgoscheme.Scheme, corev1.EventSource{Component: "tapp-apiserver"}),
+			Served:   served,
+			Own:      c.apiServiceTarget,
+		}
+		go func() {
+			defer broadcaster.Shutdown()
+			watcher.Run(hook.Context)
+		}()
+		return nil
+	})
 }

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -243,4 +244,59 @@ spec:
 		out = mustKubectl(t, "explain", "nodepool", "--api-version=apps.openyurt.io/v1beta1")
 		requireContains(t, "kubectl explain nodepool v1beta1", out, "KIND:       NodePool", "spec", "status")
 	})
+}
+
+// coexistenceCRD is a CRD of another kind in apps.openyurt.io/v1beta1, a group-version tapp-apiserver
+// serves: the aggregator keeps routing v1beta1 to tapp-apiserver (its APIService is not kube-apiserver's to
+// manage), so the CRD is hidden, and tapp-apiserver says so.
+const coexistenceCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: coexistencechecks.apps.openyurt.io
+spec:
+  group: apps.openyurt.io
+  scope: Namespaced
+  names:
+    plural: coexistencechecks
+    singular: coexistencecheck
+    kind: CoexistenceCheck
+  versions:
+  - name: v1beta1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+`
+
+// TestCoexistenceEvent: a CRD in one of tapp-apiserver's group-versions gets a Warning Event with reason
+// ServedElsewhere, and NodePools stay served.
+func TestCoexistenceEvent(t *testing.T) {
+	t.Parallel()
+	const name = "coexistencechecks.apps.openyurt.io"
+	mustKubectlIn(t, coexistenceCRD, "apply", "-f", "-")
+	t.Cleanup(func() { _, _ = kubectl(t, "delete", "crd", name, "--ignore-not-found", "--wait=false") })
+
+	var message string
+	eventually(t, 60*time.Second, "a ServedElsewhere Event on the CRD", func() error {
+		out, err := kubectl(t, "get", "events", "-n", "default",
+			"--field-selector", "reason=ServedElsewhere,involvedObject.name="+name,
+			"-o", `jsonpath={range .items[*]}{.type} {.involvedObject.kind} {.message}{"\n"}{end}`)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(out, "Warning CustomResourceDefinition ") {
+			return fmt.Errorf("no Warning Event yet: %q", out)
+		}
+		message = out
+		return nil
+	})
+	requireContains(t, "the Event's message", message, "apps.openyurt.io", "v1beta1")
+
+	// The APIService stays tapp-apiserver's: v1beta1 NodePools are still served.
+	if got := mustKubectl(t, "get", "apiservice", "v1beta1.apps.openyurt.io", "-o", "jsonpath={.spec.service.name}"); got != "tapp-apiserver" {
+		t.Errorf("APIService v1beta1.apps.openyurt.io points to %q", got)
+	}
+	mustKubectl(t, "get", "nodepools.v1beta1.apps.openyurt.io")
 }
