@@ -57,6 +57,40 @@ func (h *harness) createPods(pods ...*corev1.Pod) {
 	}
 }
 
+// showClaims puts the claims the fake API holds into the claim informer's cache.
+func (h *harness) showClaims() {
+	list, err := h.kube.CoreV1().PersistentVolumeClaims("ns").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var objs []any
+	for i := range list.Items {
+		objs = append(objs, &list.Items[i])
+	}
+	if err := h.kubeInf.Core().V1().PersistentVolumeClaims().Informer().GetIndexer().Replace(objs, "1"); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// originalClaim is the claim of instance id as the original controller created it (claim template labels
+// and the selector's labels, no instance label), after the garbage collector removed its owner reference.
+func originalClaim(t *testing.T, h *harness, name string) {
+	t.Helper()
+	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("claim-" + name),
+		Labels: map[string]string{"app": "web"}}}
+	if _, err := h.kube.CoreV1().PersistentVolumeClaims("ns").Create(context.Background(), claim, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (h *harness) claimPatches() []clienttesting.PatchAction {
+	var out []clienttesting.PatchAction
+	for _, a := range h.actions("patch", "persistentvolumeclaims") {
+		out = append(out, a.(clienttesting.PatchAction))
+	}
+	return out
+}
+
 func (h *harness) podPatches() []clienttesting.PatchAction {
 	var out []clienttesting.PatchAction
 	for _, a := range h.actions("patch", "pods") {
@@ -87,11 +121,14 @@ func TestSyncAdoptsPodsOfTheOriginalControllerAndRelabelsThemWithoutRestart(t *t
 	tapp.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}}
 	h := newHarness(t, tapp)
 	h.createPods(originalPod(t, tapp, "0"), originalPod(t, tapp, "1"))
+	originalClaim(t, h, "data-web-0")
+	originalClaim(t, h, "data-web-1")
 	h.showPods()
+	h.showClaims()
 	h.tapps.ClearActions()
 	h.kube.ClearActions()
 
-	// Sync 1: adoption, one patch per pod bound to its UID; nothing created or deleted.
+	// Sync 1: adoption, one patch per pod and claim bound to its UID; nothing created or deleted.
 	if err := h.sync(); err != nil {
 		t.Fatal(err)
 	}
@@ -121,20 +158,40 @@ func TestSyncAdoptsPodsOfTheOriginalControllerAndRelabelsThemWithoutRestart(t *t
 	if n := len(h.actions("create", "pods")) + len(h.actions("delete", "pods")); n != 0 {
 		t.Fatalf("%d pod creates/deletes while adopting", n)
 	}
-	if got := eventsWithReason(drainEvents(h.recorder), "Adopted"); len(got) != 2 {
+	claimPatches := h.claimPatches()
+	if len(claimPatches) != 2 {
+		t.Fatalf("%d claim patches, want 2 adoptions", len(claimPatches))
+	}
+	for _, p := range claimPatches {
+		md := patchMetadata(t, p)
+		if md["uid"] != "claim-"+p.GetName() || !strings.Contains(string(p.GetPatch()), `"uid":"tapp-uid"`) {
+			t.Errorf("adoption patch of claim %s: %s", p.GetName(), p.GetPatch())
+		}
+	}
+	if n := len(h.actions("create", "persistentvolumeclaims")); n != 0 {
+		t.Errorf("%d claim creates", n)
+	}
+	if got := eventsWithReason(drainEvents(h.recorder), "Adopted"); len(got) != 4 {
 		t.Errorf("Adopted events %v", got)
+	}
+	for _, name := range []string{"data-web-0", "data-web-1"} {
+		claim, err := h.kube.CoreV1().PersistentVolumeClaims("ns").Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil || claim.UID != types.UID("claim-"+name) || !policy.IsControlledBy(claim, tapp) {
+			t.Errorf("claim %s after adoption: %+v (%v)", name, claim, err)
+		}
 	}
 
 	// Sync 2: the cache shows the adopted pods with foreign hashes; they run their template: one
 	// label patch each, no readiness gate change, no image change.
 	h.showPods()
+	h.showClaims()
 	h.kube.ClearActions()
 	if err := h.sync(); err != nil {
 		t.Fatal(err)
 	}
 	patches = h.podPatches()
-	if len(patches) != 2 {
-		t.Fatalf("%d pod patches, want 2 relabels", len(patches))
+	if len(patches) != 2 || len(h.claimPatches()) != 0 {
+		t.Fatalf("%d pod patches, want 2 relabels, and %d claim patches", len(patches), len(h.claimPatches()))
 	}
 	for _, p := range patches {
 		if strings.Contains(string(p.GetPatch()), `"containers"`) {
@@ -161,12 +218,13 @@ func TestSyncAdoptsPodsOfTheOriginalControllerAndRelabelsThemWithoutRestart(t *t
 
 	// Sync 3: nothing left to do.
 	h.showPods()
+	h.showClaims()
 	h.kube.ClearActions()
 	if err := h.sync(); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(h.podPatches()) + len(h.actions("create", "pods")) + len(h.actions("delete", "pods")); n != 0 {
-		t.Errorf("%d pod writes once adopted and relabelled", n)
+	if n := len(h.podPatches()) + len(h.claimPatches()) + len(h.actions("create", "pods")) + len(h.actions("delete", "pods")); n != 0 {
+		t.Errorf("%d pod and claim writes once adopted and relabelled", n)
 	}
 	st := h.storedTApp().Status
 	if st.Replicas != 2 || st.ReadyReplicas != 2 || st.Statuses["0"] != "Running" || st.Statuses["1"] != "Running" {
@@ -271,16 +329,22 @@ func TestSyncNeverTouchesPodsOrClaimsOfAnotherController(t *testing.T) {
 	}
 }
 
-func TestSyncUsesOrphanClaimsAsTheInstancesClaims(t *testing.T) {
+func TestSyncNeverAdoptsTheClaimsItCreated(t *testing.T) {
 	tapp := testTApp(1)
 	tapp.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}}
 	h := newHarness(t, tapp)
-	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "data-web-0", UID: "claim-uid", Labels: map[string]string{"app": "web"}}}
+	// A claim this controller created for instance 0 earlier (it outlives its pods, without owner).
+	claim := policy.NewPVCs(tapp, "0")[0]
+	claim.UID = "claim-uid"
 	if _, err := h.kube.CoreV1().PersistentVolumeClaims("ns").Create(context.Background(), claim, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	h.showClaims()
 	if err := h.sync(); err != nil {
 		t.Fatal(err)
+	}
+	if p := h.claimPatches(); len(p) != 0 {
+		t.Errorf("claim patches %v: a claim of this controller was adopted", p)
 	}
 	if n := len(h.actions("create", "pods")); n != 1 {
 		t.Fatalf("%d pod creates, want 1", n)

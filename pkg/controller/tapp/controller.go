@@ -46,6 +46,7 @@ type Controller struct {
 	tapps      tapplisters.TAppLister
 	pods       corelisters.PodLister
 	podIndex   cache.Indexer
+	claims     corelisters.PersistentVolumeClaimLister
 	nodes      corelisters.NodeLister
 	synced     []cache.InformerSynced
 
@@ -57,18 +58,19 @@ type Controller struct {
 	clock        clock.Clock
 }
 
-// NewController builds the TApp controller and registers its informers (pods, nodes, TApps) with their
-// factories, which the caller starts. podStatusClient makes the readiness-gate condition writes; it may be
-// kubeClient, or a client with a rate limit of its own.
+// NewController builds the TApp controller and registers its informers (pods, claims, nodes, TApps) with
+// their factories, which the caller starts. podStatusClient makes the readiness-gate condition writes; it
+// may be kubeClient, or a client with a rate limit of its own.
 func NewController(kubeClient, podStatusClient kubernetes.Interface, client versioned.Interface,
-	podInformer coreinformers.PodInformer, nodeInformer coreinformers.NodeInformer,
-	tappInformer tappinformers.TAppInformer, recorder record.EventRecorder) (*Controller, error) {
+	podInformer coreinformers.PodInformer, claimInformer coreinformers.PersistentVolumeClaimInformer,
+	nodeInformer coreinformers.NodeInformer, tappInformer tappinformers.TAppInformer, recorder record.EventRecorder) (*Controller, error) {
 	c := &Controller{
 		kubeClient: kubeClient,
 		client:     client,
 		tapps:      tappInformer.Lister(),
 		pods:       podInformer.Lister(),
 		podIndex:   podInformer.Informer().GetIndexer(),
+		claims:     claimInformer.Lister(),
 		nodes:      nodeInformer.Lister(),
 		queue:      workloop.NewQueue(Name),
 		recorder:   recorder,
@@ -106,13 +108,20 @@ func NewController(kubeClient, podStatusClient kubernetes.Interface, client vers
 	}); err != nil {
 		return nil, err
 	}
+	if _, err := claimInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.claimChanged,
+		UpdateFunc: func(_, obj any) { c.claimChanged(obj) },
+	}); err != nil {
+		return nil, err
+	}
 	if _, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: c.nodeUpdated,
 		DeleteFunc: c.nodeDeleted,
 	}); err != nil {
 		return nil, err
 	}
-	c.synced = []cache.InformerSynced{tappInformer.Informer().HasSynced, podInformer.Informer().HasSynced, nodeInformer.Informer().HasSynced}
+	c.synced = []cache.InformerSynced{tappInformer.Informer().HasSynced, podInformer.Informer().HasSynced,
+		claimInformer.Informer().HasSynced, nodeInformer.Informer().HasSynced}
 	c.loop = &workloop.Loop{Name: Name, Kind: "TApp", Queue: c.queue, Synced: c.synced, Sync: c.sync, Clock: c.clock, Metrics: metrics}
 	return c, nil
 }
@@ -239,6 +248,61 @@ func (c *Controller) podDeleted(obj any) {
 	c.expectations.observeDelete(key, pod.UID)
 	c.expectations.observeUpdate(key, pod.Name, "")
 	c.queue.Add(key)
+}
+
+// claimChanged enqueues the TApp that controls a claim, or, for an orphan claim, the TApps whose selector
+// matches it (they may adopt it).
+func (c *Controller) claimChanged(obj any) {
+	claim, ok := obj.(*corev1.PersistentVolumeClaim)
+	if !ok {
+		return
+	}
+	ref := metav1.GetControllerOfNoCopy(claim)
+	if ref == nil {
+		tapps, err := c.tapps.TApps(claim.Namespace).List(labels.Everything())
+		if err != nil {
+			return
+		}
+		for _, tapp := range tapps {
+			if len(tapp.Spec.VolumeClaimTemplates) == 0 || tapp.Spec.Selector == nil {
+				continue
+			}
+			if sel, err := metav1.LabelSelectorAsSelector(tapp.Spec.Selector); err == nil && !sel.Empty() && sel.Matches(labels.Set(claim.Labels)) {
+				c.enqueue(tapp)
+			}
+		}
+		return
+	}
+	if ref.Kind == "TApp" && ref.APIVersion == tkestackv1.SchemeGroupVersion.String() {
+		if tapp, err := c.tapps.TApps(claim.Namespace).Get(ref.Name); err == nil && tapp.UID == ref.UID {
+			c.enqueue(tapp)
+		}
+	}
+}
+
+// claimsOf returns the claims of the TApp's namespace it controls or its selector matches (cache objects:
+// read only), or nothing when the TApp has no volumeClaimTemplates.
+func (c *Controller) claimsOf(tapp *tkestackv1.TApp) ([]*corev1.PersistentVolumeClaim, error) {
+	if len(tapp.Spec.VolumeClaimTemplates) == 0 {
+		return nil, nil
+	}
+	all, err := c.claims.PersistentVolumeClaims(tapp.Namespace).List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	var sel labels.Selector
+	if tapp.Spec.Selector != nil {
+		if sel, err = metav1.LabelSelectorAsSelector(tapp.Spec.Selector); err != nil {
+			return nil, fmt.Errorf("spec.selector: %w", err)
+		}
+	}
+	var out []*corev1.PersistentVolumeClaim
+	for _, claim := range all {
+		if ref := metav1.GetControllerOfNoCopy(claim); (ref != nil && ref.UID == tapp.UID) || (sel != nil && !sel.Empty() && sel.Matches(labels.Set(claim.Labels))) {
+			out = append(out, claim)
+		}
+	}
+	return out, nil
 }
 
 // nodeUpdated enqueues the owners of the node's pods when the node is lost or comes back, for forceDeletePod.

@@ -40,8 +40,8 @@ type failure struct {
 	retry bool
 }
 
-// execute carries out plan for tapp. pods is the snapshot the plan was computed from.
-func (c *Controller) execute(ctx context.Context, key string, tapp *tkestackv1.TApp, pods []*corev1.Pod, plan *policy.Plan) []failure {
+// execute carries out plan and claimPlan for tapp. pods is the snapshot the plan was computed from.
+func (c *Controller) execute(ctx context.Context, key string, tapp *tkestackv1.TApp, pods []*corev1.Pod, plan *policy.Plan, claimPlan policy.ClaimPlan) []failure {
 	var mu sync.Mutex
 	var failures []failure
 	fail := func(f failure) {
@@ -54,7 +54,7 @@ func (c *Controller) execute(ctx context.Context, key string, tapp *tkestackv1.T
 		byName[pod.Name] = pod
 	}
 
-	for _, f := range c.adoptAndRelease(ctx, tapp, plan) {
+	for _, f := range c.adoptAndRelease(ctx, tapp, plan, claimPlan) {
 		fail(f)
 	}
 	for _, conflict := range plan.Conflicts {
@@ -243,12 +243,34 @@ func (c *Controller) claimConflict(ctx context.Context, tapp *tkestackv1.TApp, i
 	return &failure{reason: "InstanceConflict", message: msg}
 }
 
-// adoptAndRelease carries out the plan's adoptions and releases, each with one patch bound to the pod's
-// UID that adds or removes only the TApp's reference. Before the first adoption the TApp is read again
-// from the API server: if it is being deleted (or was replaced), nothing is adopted. Pods that are gone or
-// were replaced meanwhile are skipped; the next snapshot decides again.
-func (c *Controller) adoptAndRelease(ctx context.Context, tapp *tkestackv1.TApp, plan *policy.Plan) []failure {
-	if len(plan.Adoptions) == 0 && len(plan.Releases) == 0 {
+// ownershipChange is one adoption or release of a pod or claim.
+type ownershipChange struct {
+	adopt    bool
+	resource string // "pod" or "claim"
+	id       string
+	name     string
+	uid      types.UID
+}
+
+// adoptAndRelease carries out the adoptions and releases of pods (plan) and claims (claimPlan), each with
+// one patch bound to the object's UID that adds or removes only the TApp's reference. Before the first
+// adoption the TApp is read again from the API server: if it is being deleted (or was replaced), nothing is
+// adopted. Objects that are gone or were replaced meanwhile are skipped; the next snapshot decides again.
+func (c *Controller) adoptAndRelease(ctx context.Context, tapp *tkestackv1.TApp, plan *policy.Plan, claimPlan policy.ClaimPlan) []failure {
+	var changes []ownershipChange
+	for _, a := range plan.Adoptions {
+		changes = append(changes, ownershipChange{adopt: true, resource: "pod", id: a.ID, name: a.PodName, uid: a.UID})
+	}
+	for _, a := range claimPlan.Adoptions {
+		changes = append(changes, ownershipChange{adopt: true, resource: "claim", id: a.ID, name: a.Name, uid: a.UID})
+	}
+	for _, r := range plan.Releases {
+		changes = append(changes, ownershipChange{resource: "pod", name: r.PodName, uid: r.UID})
+	}
+	for _, r := range claimPlan.Releases {
+		changes = append(changes, ownershipChange{resource: "claim", name: r.Name, uid: r.UID})
+	}
+	if len(changes) == 0 {
 		return nil
 	}
 	logger := klog.FromContext(ctx)
@@ -257,67 +279,65 @@ func (c *Controller) adoptAndRelease(ctx context.Context, tapp *tkestackv1.TApp,
 	})
 	var mu sync.Mutex
 	var failures []failure
-	var adopted, released int
-	patch := func(name, action string, data []byte) error {
-		_, err := c.kubeClient.CoreV1().Pods(tapp.Namespace).Patch(ctx, name, types.StrategicMergePatchType, data, metav1.PatchOptions{FieldManager: fieldManager})
-		metrics.CountAction(action, err)
-		return err
-	}
-	report := func(f failure) {
-		mu.Lock()
-		defer mu.Unlock()
-		failures = append(failures, f)
-	}
-	workqueue.ParallelizeUntil(ctx, maxParallel, len(plan.Adoptions), func(i int) {
-		a := plan.Adoptions[i]
-		if err := recheck(ctx); err != nil {
-			if !errors.Is(err, ownership.ErrOwnerDeleting) {
-				report(failure{reason: "FailedAdopt", message: err.Error(), retry: true})
+	done := map[string]int{}
+	workqueue.ParallelizeUntil(ctx, maxParallel, len(changes), func(i int) {
+		ch := changes[i]
+		verb := "release"
+		var data []byte
+		var err error
+		if ch.adopt {
+			verb = "adopt"
+			if err := recheck(ctx); err != nil {
+				if !errors.Is(err, ownership.ErrOwnerDeleting) {
+					mu.Lock()
+					failures = append(failures, failure{reason: "FailedAdopt", message: err.Error(), retry: true})
+					mu.Unlock()
+				}
+				return
 			}
-			return
+			data, err = ownership.AdoptPatch(policy.OwnerReference(tapp), ch.uid)
+		} else {
+			data, err = ownership.ReleasePatch(tapp.UID, ch.uid)
 		}
-		data, err := ownership.AdoptPatch(policy.OwnerReference(tapp), a.UID)
 		if err == nil {
-			err = patch(a.PodName, "adopt", data)
+			opts := metav1.PatchOptions{FieldManager: fieldManager}
+			if ch.resource == "claim" {
+				_, err = c.kubeClient.CoreV1().PersistentVolumeClaims(tapp.Namespace).Patch(ctx, ch.name, types.StrategicMergePatchType, data, opts)
+			} else {
+				_, err = c.kubeClient.CoreV1().Pods(tapp.Namespace).Patch(ctx, ch.name, types.StrategicMergePatchType, data, opts)
+			}
+			metrics.CountAction(verb+"-"+ch.resource, err)
 		}
 		switch {
 		case err == nil:
 			mu.Lock()
-			adopted++
+			done[verb+" "+ch.resource]++
 			mu.Unlock()
-			c.recorder.Eventf(tapp, corev1.EventTypeNormal, "Adopted", "Adopted orphan pod %s (uid %s) as instance %s", a.PodName, a.UID, a.ID)
+			if ch.adopt {
+				c.recorder.Eventf(tapp, corev1.EventTypeNormal, "Adopted", "Adopted orphan %s %s (uid %s) of instance %s", ch.resource, ch.name, ch.uid, ch.id)
+			} else {
+				c.recorder.Eventf(tapp, corev1.EventTypeNormal, "Released", "Released %s %s (uid %s): spec.selector no longer matches its labels", ch.resource, ch.name, ch.uid)
+			}
 		case ownership.Gone(err):
 		default:
-			msg := fmt.Sprintf("adopt pod %s: %v", a.PodName, err)
-			c.recorder.Event(tapp, corev1.EventTypeWarning, "FailedAdopt", msg)
-			report(failure{reason: "FailedAdopt", message: msg, retry: true})
+			reason := "FailedRelease"
+			if ch.adopt {
+				reason = "FailedAdopt"
+			}
+			msg := fmt.Sprintf("%s %s %s: %v", verb, ch.resource, ch.name, err)
+			c.recorder.Event(tapp, corev1.EventTypeWarning, reason, msg)
+			mu.Lock()
+			failures = append(failures, failure{reason: reason, message: msg, retry: true})
+			mu.Unlock()
 		}
 	})
-	if len(plan.Adoptions) > 0 {
+	if len(plan.Adoptions)+len(claimPlan.Adoptions) > 0 {
 		if err := recheck(ctx); errors.Is(err, ownership.ErrOwnerDeleting) {
-			logger.V(2).Info("Not adopting pods", "reason", err.Error(), "pods", len(plan.Adoptions))
+			logger.V(2).Info("Not adopting", "reason", err.Error())
 		}
 	}
-	workqueue.ParallelizeUntil(ctx, maxParallel, len(plan.Releases), func(i int) {
-		r := plan.Releases[i]
-		data, err := ownership.ReleasePatch(tapp.UID, r.UID)
-		if err == nil {
-			err = patch(r.PodName, "release", data)
-		}
-		switch {
-		case err == nil:
-			mu.Lock()
-			released++
-			mu.Unlock()
-			c.recorder.Eventf(tapp, corev1.EventTypeNormal, "Released", "Released pod %s (uid %s): spec.selector no longer matches its labels", r.PodName, r.UID)
-		case ownership.Gone(err):
-		default:
-			msg := fmt.Sprintf("release pod %s: %v", r.PodName, err)
-			c.recorder.Event(tapp, corev1.EventTypeWarning, "FailedRelease", msg)
-			report(failure{reason: "FailedRelease", message: msg, retry: true})
-		}
-	})
-	logger.V(2).Info("Ownership", "adopted", adopted, "released", released, "adoptions", len(plan.Adoptions), "releases", len(plan.Releases))
+	logger.V(2).Info("Ownership changes", "adoptedPods", done["adopt pod"], "adoptedClaims", done["adopt claim"],
+		"releasedPods", done["release pod"], "releasedClaims", done["release claim"], "planned", len(changes))
 	return failures
 }
 

@@ -40,12 +40,17 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
+	claims, err := c.claimsOf(tapp)
+	if err != nil {
+		return err
+	}
 	plan := policy.ComputePlan(tapp, pods, c.nodeState, c.clock.Now())
+	claimPlan := policy.PlanClaims(tapp, claims)
 	var failures []failure
 	var errs []error
 	if tapp.DeletionTimestamp == nil {
 		if c.expectations.satisfied(key) {
-			failures = c.execute(ctx, key, tapp, pods, plan)
+			failures = c.execute(ctx, key, tapp, pods, plan, claimPlan)
 		} else {
 			logger.V(4).Info("Waiting for the informer to show earlier writes")
 		}

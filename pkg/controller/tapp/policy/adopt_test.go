@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 )
@@ -289,5 +290,53 @@ func TestOurStaleHashesAreNotJudgedByContent(t *testing.T) {
 	plan := ComputePlan(tapp, []*corev1.Pod{pod}, nil, testNow)
 	if len(plan.Relabels) != 0 || len(plan.InPlaceUpdates) != 1 {
 		t.Errorf("relabels %+v in place %+v", plan.Relabels, plan.InPlaceUpdates)
+	}
+}
+
+func TestPlanClaims(t *testing.T) {
+	tapp := newTApp(2)
+	tapp.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}, {ObjectMeta: metav1.ObjectMeta{Name: "logs"}}}
+	// original returns a claim as the original controller made it (template labels + selector labels, no
+	// instance label), orphaned by a migration.
+	original := func(name string) *corev1.PersistentVolumeClaim {
+		return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name), Labels: map[string]string{"app": "web"}}}
+	}
+	controlled := func(c *corev1.PersistentVolumeClaim, uid types.UID) *corev1.PersistentVolumeClaim {
+		ref := OwnerReference(tapp)
+		ref.UID = uid
+		c.OwnerReferences = []metav1.OwnerReference{ref}
+		return c
+	}
+	ours := NewPVCs(tapp, "0")[0] // created by this controller: never adopted
+	ours.UID = "uid-ours"
+	unmatched := original("logs-app-1")
+	unmatched.Labels = map[string]string{"app": "db"}
+	releasable := controlled(original("data-app-1"), tapp.UID)
+	releasable.Labels = map[string]string{"app": "debug"}
+	claims := []*corev1.PersistentVolumeClaim{
+		original("logs-app-0"),   // adopted
+		original("data-app-5"),   // not a wanted instance
+		original("data-other-0"), // another TApp's name
+		ours,                     // data-app-0, ours
+		unmatched,                // selector does not match
+		controlled(original("logs-app-9"), "other-uid"), // someone else's
+		controlled(original("data-app-9"), tapp.UID),    // ours, still matching: kept
+		releasable, // ours, no longer matching
+	}
+	got := PlanClaims(tapp, claims)
+	wantAdopt := []ClaimAction{{ID: "0", Name: "logs-app-0", UID: "uid-logs-app-0"}}
+	wantRelease := []ClaimAction{{Name: "data-app-1", UID: "uid-data-app-1"}}
+	if !reflect.DeepEqual(got.Adoptions, wantAdopt) || !reflect.DeepEqual(got.Releases, wantRelease) {
+		t.Errorf("PlanClaims = %+v, want adoptions %+v releases %+v", got, wantAdopt, wantRelease)
+	}
+
+	tapp.Spec.Statuses = map[string]tkestackv1.InstanceStatus{"0": "Killed"}
+	if got := PlanClaims(tapp, claims); len(got.Adoptions) != 0 {
+		t.Errorf("claims of a killed instance adopted: %+v", got.Adoptions)
+	}
+	tapp.Spec.Statuses = nil
+	tapp.DeletionTimestamp = &metav1.Time{Time: testNow}
+	if got := PlanClaims(tapp, claims); len(got.Adoptions)+len(got.Releases) != 0 {
+		t.Errorf("claims adopted or released while the TApp is being deleted: %+v", got)
 	}
 }

@@ -17,7 +17,8 @@
 //   - NewPod / NewPVCs: the objects to create for an instance;
 //   - ComputePlan: the Plan of actions for one sync, including adoptions, releases and relabels, and the
 //     status to report;
-//   - Owner: the TApp as pkg/controller/ownership sees it (which orphans it adopts, which pods it releases);
+//   - Owner / ClaimOwner / PlanClaims: the TApp as pkg/controller/ownership sees pods and claims (which
+//     orphans it adopts, which it releases);
 //   - ForeignHashes / CompareToTemplate: how a pod whose hash labels this controller did not write (a pod of
 //     the original controller) is judged from its content;
 //   - InstanceStatuses / AppStatus / ComputeStatus: the status on its own.
@@ -44,9 +45,11 @@
 //     migrate are kept, never deleted by the controller;
 //   - a running pod held by the in-place readiness gate reports Updating (and counts as alive);
 //   - in-place updates carry label/annotation removals, using the keys recorded on the pod by NewPod;
-//   - claims from volumeClaimTemplates have no owner reference and are never deleted; an existing claim of an
-//     instance's claim name is that instance's claim (also one the original controller created and a
-//     migration orphaned; it is not adopted, so it keeps outliving the TApp), unless another object controls
-//     it: then the instance is a conflict and its pod is not created;
+//   - claims this controller creates from volumeClaimTemplates have no owner reference (they carry
+//     tapp_instance_key) and are never deleted; an orphan claim named <claim>-<tapp>-<id> for a wanted id
+//     that matches spec.selector and does not carry tapp_instance_key (one the original controller created
+//     and owned, orphaned by a migration) is adopted back (PlanClaims), and so again garbage-collected with
+//     the TApp as under the original; a claim controlled by another object is never touched, and its
+//     instance's pod is not created (conflict);
 //   - force deletion waits until the pod's deletion deadline has passed.
 package policy

@@ -193,7 +193,8 @@ func NewPod(tapp *tkestackv1.TApp, id string) (*corev1.Pod, error) {
 //
 // The claims have NO owner reference: like StatefulSet's default retention they are never deleted by the
 // controller (not on scale-down, not on kill) and not garbage-collected with the TApp, so data survives
-// until the user deletes the claims. A recreated or revived instance mounts its old claim again.
+// until the user deletes the claims. A recreated or revived instance mounts its old claim again. Their
+// tapp_instance_key label marks them as this controller's: they are never adopted (see ClaimOwner).
 func NewPVCs(tapp *tkestackv1.TApp, id string) []*corev1.PersistentVolumeClaim {
 	claims := make([]*corev1.PersistentVolumeClaim, 0, len(tapp.Spec.VolumeClaimTemplates))
 	for i := range tapp.Spec.VolumeClaimTemplates {
