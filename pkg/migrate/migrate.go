@@ -350,7 +350,7 @@ func describeDependents(deps []Dependent) string {
 		}
 	}
 	if len(parts) == 0 {
-		return "nothing owned"
+		return "nothing"
 	}
 	return strings.Join(parts, ", ")
 }
@@ -372,7 +372,11 @@ func (m *Migrator) printPlan(s *state) {
 	for _, k := range s.migrating {
 		for _, obj := range s.served[k.Kind] {
 			e := s.backup.entry(k, obj.GetNamespace(), obj.GetName())
-			m.printf("  delete %s with orphan propagation, leaving %s in place", e.key(), describeDependents(e.Dependents))
+			if len(e.Dependents) == 0 {
+				m.printf("  delete %s (orphan propagation)", e.key())
+			} else {
+				m.printf("  delete %s (orphan propagation), orphaning %s", e.key(), describeDependents(e.Dependents))
+			}
 		}
 	}
 	for _, k := range s.migrating {
@@ -385,7 +389,11 @@ func (m *Migrator) printPlan(s *state) {
 	}
 	for _, e := range s.backup.Entries {
 		if _, ok := s.registered[e.Object.GroupVersionKind().Group]; ok {
-			m.printf("  create %s (%s) and wait until it has adopted %s", e.key(), e.Object.GetAPIVersion(), describeDependents(e.Dependents))
+			if len(e.Dependents) == 0 {
+				m.printf("  create %s (%s)", e.key(), e.Object.GetAPIVersion())
+			} else {
+				m.printf("  create %s (%s) and wait until it has adopted %s", e.key(), e.Object.GetAPIVersion(), describeDependents(e.Dependents))
+			}
 		}
 	}
 }
@@ -471,7 +479,11 @@ func (m *Migrator) deleteObjects(ctx context.Context, s *state) error {
 			if err := m.awaitOrphaned(ctx, k, e); err != nil {
 				return err
 			}
-			m.printf("deleted %s; its %s stay", e.key(), describeDependents(e.Dependents))
+			if len(e.Dependents) == 0 {
+				m.printf("deleted %s", e.key())
+			} else {
+				m.printf("deleted %s, orphaning %s", e.key(), describeDependents(e.Dependents))
+			}
 		}
 	}
 	return nil
@@ -644,7 +656,9 @@ func (m *Migrator) registerAPIServices(ctx context.Context, s *state) error {
 		err := m.poll(ctx, func(ctx context.Context) (bool, error) {
 			cur, err := client.Get(ctx, want.GetName(), metav1.GetOptions{})
 			if err != nil {
-				last = err.Error()
+				if ctx.Err() == nil {
+					last = err.Error()
+				}
 				return false, nil
 			}
 			conditions, _, _ := unstructured.NestedSlice(cur.Object, "status", "conditions")

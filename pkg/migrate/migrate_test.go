@@ -290,7 +290,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 	for _, want := range []string{
 		"dry run: nothing is changed",
 		"remove ValidatingWebhookConfiguration tapp-admission",
-		"delete TApp default/web with orphan propagation, leaving 2 pods in place",
+		"delete TApp default/web (orphan propagation), orphaning 2 pods",
 		"delete CustomResourceDefinition tapps.apps.tkestack.io",
 		"register APIService v1.apps.tkestack.io",
 		"create TApp default/web (apps.tkestack.io/v1) and wait until it has adopted 2 pods",
@@ -335,7 +335,7 @@ func TestMigrates(t *testing.T) {
 	}
 	for _, want := range []string{
 		"backed up 1 object(s)",
-		"deleted TApp default/web; its 2 pods stay",
+		"deleted TApp default/web, orphaning 2 pods",
 		"deleted CustomResourceDefinition tapps.apps.tkestack.io",
 		"registered APIService v1.apps.tkestack.io (Available)",
 		"created TApp default/web on tapp-apiserver",

@@ -53,7 +53,11 @@ func (m *Migrator) awaitAdoption(ctx context.Context, s *state) error {
 				continue
 			}
 			o, err := m.observeOutcome(ctx, e)
-			if err != nil {
+			switch {
+			case err != nil && ctx.Err() != nil:
+				// The wait is over: keep what was last seen.
+				return false, nil
+			case err != nil:
 				o = &outcome{waiting: err.Error()}
 			}
 			outcomes[i] = o
