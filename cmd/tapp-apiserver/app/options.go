@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apiserver/pkg/admission"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -20,6 +22,7 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/admission/podtemplate"
 	"github.com/tapp-io/tapp-apiserver/pkg/admission/quota"
 	"github.com/tapp-io/tapp-apiserver/pkg/apiserver"
+	"github.com/tapp-io/tapp-apiserver/pkg/coexistence"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/manager"
 	"github.com/tapp-io/tapp-apiserver/pkg/embeddedetcd"
 )
@@ -40,6 +43,9 @@ type Options struct {
 	WriteKubeconfig string
 	// AlternateDNS are extra DNS names for the self-signed serving certificate, e.g. <service>.<namespace>.svc.
 	AlternateDNS []string
+	// APIServiceService is the Service, namespace/name, that this server's APIServices point to; in cluster
+	// mode an APIService of one of its group-versions that points elsewhere is reported.
+	APIServiceService string
 	// PodTemplateCheckQPS and PodTemplateCheckBurst limit the dry-run pod creates of TAppPodTemplateDryRun;
 	// a QPS of 0 sets no client-side limit.
 	PodTemplateCheckQPS   float32
@@ -65,6 +71,7 @@ func NewOptions(stdout io.Writer) *Options {
 		Controllers:  manager.NewOptions(),
 		Stdout:       stdout,
 
+		APIServiceService:                   coexistence.DefaultService.String(),
 		ShutdownWatchTerminationGracePeriod: 2 * time.Second,
 	}
 	o.Recommended.Etcd.StorageConfig.EncodeVersioner = apiserver.StorageVersions
@@ -118,6 +125,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Write a kubeconfig that reaches this server directly to this file once it serves (standalone mode).")
 	fs.StringSliceVar(&o.AlternateDNS, "alternate-dns", o.AlternateDNS,
 		"Extra DNS names for the self-signed serving certificate, e.g. api.tapp-system.svc.")
+	fs.StringVar(&o.APIServiceService, "apiservice-service", o.APIServiceService,
+		"The Service (namespace/name) that this server's APIServices point to. In cluster mode the server warns "+
+			"(log and Event) when an APIService of one of its group-versions points elsewhere.")
 	fs.Float32Var(&o.PodTemplateCheckQPS, "pod-template-check-qps", o.PodTemplateCheckQPS,
 		"Queries per second of the dry-run pod creates that the TAppPodTemplateDryRun admission plugin sends to "+
 			"the cluster; 0 sets no client-side limit (kube-apiserver's priority and fairness still applies).")
@@ -166,6 +176,9 @@ func (o *Options) Validate() error {
 	if o.ShutdownWatchTerminationGracePeriod < 0 || o.ShutdownDelayDuration < 0 {
 		errs = append(errs, fmt.Errorf("--shutdown-watch-termination-grace-period and --shutdown-delay-duration must not be negative"))
 	}
+	if _, err := o.apiServiceTarget(); err != nil {
+		errs = append(errs, err)
+	}
 	if o.PodTemplateCheckQPS < 0 {
 		errs = append(errs, fmt.Errorf("--pod-template-check-qps must not be negative"))
 	}
@@ -185,4 +198,13 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--write-kubeconfig is only supported with --standalone"))
 	}
 	return utilerrors.NewAggregate(errs)
+}
+
+// apiServiceTarget parses --apiservice-service.
+func (o *Options) apiServiceTarget() (types.NamespacedName, error) {
+	namespace, name, ok := strings.Cut(o.APIServiceService, "/")
+	if !ok || namespace == "" || name == "" || strings.Contains(name, "/") {
+		return types.NamespacedName{}, fmt.Errorf("--apiservice-service must be namespace/name, not %q", o.APIServiceService)
+	}
+	return types.NamespacedName{Namespace: namespace, Name: name}, nil
 }

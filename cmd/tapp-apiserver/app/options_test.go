@@ -62,6 +62,15 @@ func TestValidate(t *testing.T) {
 			modify:  func(o *Options) { o.WriteKubeconfig = "/tmp/k" },
 			wantErr: "--write-kubeconfig is only supported with --standalone",
 		},
+		{
+			name:   "apiservice-service in another namespace",
+			modify: func(o *Options) { o.APIServiceService = "platform/tapp" },
+		},
+		{
+			name:    "apiservice-service is namespace/name",
+			modify:  func(o *Options) { o.APIServiceService = "tapp-apiserver" },
+			wantErr: "--apiservice-service must be namespace/name",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -124,7 +124,11 @@ func NewConfig(o *Options) (*apiserver.Config, error) {
 	}
 	config.ShutdownWatchTerminationGracePeriod = o.ShutdownWatchTerminationGracePeriod
 	config.ShutdownDelayDuration = o.ShutdownDelayDuration
-	return &apiserver.Config{GenericConfig: config}, nil
+	target, err := o.apiServiceTarget()
+	if err != nil {
+		return nil, err
+	}
+	return &apiserver.Config{GenericConfig: config, APIServiceTarget: target}, nil
 }
 
 // writeKubeconfig writes a kubeconfig that reaches the server on its loopback address and trusts its
