@@ -1,15 +1,20 @@
 package install
 
 import (
+	"math/rand"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apitestingfuzzer "k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/diff"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/fuzzer"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta1"
 )
@@ -237,5 +242,42 @@ func TestPreferredVersion(t *testing.T) {
 	}
 	if scheme.Recognizes(v1beta1.SchemeGroupVersion.WithKind("YurtAppDaemon")) {
 		t.Errorf("YurtAppDaemon is known in v1beta1; it has v1alpha1 only")
+	}
+}
+
+// TestNodePoolAcrossVersionsFuzz fuzzes internal NodePools and passes each through v1alpha1 and then
+// v1beta1 (and the other way round), as a pool written in one version and read in the other: nothing may
+// change on the way.
+func TestNodePoolAcrossVersionsFuzz(t *testing.T) {
+	scheme := newScheme(t)
+	codecs := serializer.NewCodecFactory(scheme)
+	f := apitestingfuzzer.FuzzerFor(apitestingfuzzer.MergeFuzzerFuncs(metafuzzer.Funcs, fuzzer.Funcs), rand.NewSource(rand.Int63()), codecs)
+	through := func(t *testing.T, in *openyurt.NodePool, versions ...runtime.Object) *openyurt.NodePool {
+		t.Helper()
+		current := runtime.Object(in.DeepCopy())
+		for _, versioned := range versions {
+			if err := scheme.Convert(current, versioned, nil); err != nil {
+				t.Fatalf("to %T: %v", versioned, err)
+			}
+			internal := &openyurt.NodePool{}
+			if err := scheme.Convert(versioned, internal, nil); err != nil {
+				t.Fatalf("from %T: %v", versioned, err)
+			}
+			current = internal
+		}
+		return current.(*openyurt.NodePool)
+	}
+	for i := 0; i < 200; i++ {
+		pool := &openyurt.NodePool{}
+		f.Fill(pool)
+		pool.TypeMeta = metav1.TypeMeta{}
+		for _, order := range [][]runtime.Object{
+			{&v1alpha1.NodePool{}, &v1beta1.NodePool{}},
+			{&v1beta1.NodePool{}, &v1alpha1.NodePool{}},
+		} {
+			if got := through(t, pool, order...); !apiequality.Semantic.DeepEqual(got, pool) {
+				t.Fatalf("through %T then %T (-want +got):\n%s", order[0], order[1], diff.Diff(pool, got))
+			}
+		}
 	}
 }
