@@ -28,6 +28,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apiserver"
 )
 
 // Options are the choices of one run.
@@ -259,6 +261,12 @@ func (m *Migrator) check(ctx context.Context, s *state) error {
 			fix = "fix it in the backup file " + s.backupPath + " and run migrate again"
 		}
 		version := e.Object.GroupVersionKind().Version
+		if !apiserver.Scheme.Recognizes(e.Object.GroupVersionKind()) {
+			problems = append(problems, Problem{Object: e.key(), Reason: fmt.Sprintf("it is stored as %s, which tapp-apiserver does not serve", e.Object.GetAPIVersion()),
+				Fix: "leave the APIServices of " + e.Object.GroupVersionKind().Group + " out of the file so that its CRD keeps serving it " +
+					"(see Coexistence in docs/install.md)"})
+			continue
+		}
 		if !slices.Contains(s.registered[e.Object.GroupVersionKind().Group], version) {
 			problems = append(problems, Problem{Object: e.key(), Reason: fmt.Sprintf("it is stored as %s, which the APIService file does not register", e.Object.GetAPIVersion()),
 				Fix: "add the APIService " + version + "." + e.Object.GroupVersionKind().Group + " to the file"})

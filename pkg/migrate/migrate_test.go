@@ -122,6 +122,7 @@ func newDynamic(objects ...runtime.Object) *dynamicfake.FakeDynamicClient {
 		tappGVR:       "TAppList",
 		{Group: openyurtGroup, Version: "v1alpha1", Resource: "nodepools"}:      "NodePoolList",
 		{Group: openyurtGroup, Version: "v1beta1", Resource: "nodepools"}:       "NodePoolList",
+		{Group: openyurtGroup, Version: "v1beta2", Resource: "nodepools"}:       "NodePoolList",
 		{Group: openyurtGroup, Version: "v1alpha1", Resource: "yurtappdaemons"}: "YurtAppDaemonList",
 	}, objects...)
 }
@@ -497,4 +498,35 @@ func equalJSON(a, b interface{}) bool {
 	x, _ := yaml.Marshal(a)
 	y, _ := yaml.Marshal(b)
 	return string(x) == string(y)
+}
+
+func TestRefusesVersionsTheServerDoesNotServe(t *testing.T) {
+	// OpenYurt's current CRD stores NodePools as v1beta2, which this server does not serve.
+	crd := mustUnstructured(t, `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: nodepools.apps.openyurt.io}
+spec:
+  group: apps.openyurt.io
+  versions:
+  - {name: v1beta1, served: true, storage: false}
+  - {name: v1beta2, served: true, storage: true}
+`)
+	pool := mustUnstructured(t, `apiVersion: apps.openyurt.io/v1beta2
+kind: NodePool
+metadata: {name: hangzhou, uid: pool-uid}
+spec: {type: Edge}
+`)
+	f := newFixture(t, nil, crd, pool)
+	file := strings.ReplaceAll(apiServiceFile, "v1.apps.tkestack.io", "v1beta1.apps.openyurt.io")
+	file = strings.ReplaceAll(strings.ReplaceAll(file, "group: apps.tkestack.io", "group: apps.openyurt.io"), "version: v1", "version: v1beta1")
+	if err := os.WriteFile(f.m.APIServiceFile, []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := f.m.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "NodePool hangzhou: it is stored as apps.openyurt.io/v1beta2, which tapp-apiserver does not serve") {
+		t.Fatalf("err = %v", err)
+	}
+	if m := f.mutations(); len(m) > 0 {
+		t.Fatalf("changes made: %v", m)
+	}
 }
