@@ -530,3 +530,116 @@ spec: {type: Edge}
 		t.Fatalf("changes made: %v", m)
 	}
 }
+
+func TestMigratesYurtAppDaemonsAndNodePools(t *testing.T) {
+	crd := func(name, kind string, versions string) *unstructured.Unstructured {
+		return mustUnstructured(t, `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: `+name+`}
+spec:
+  group: apps.openyurt.io
+  names: {kind: `+kind+`}
+  versions: `+versions+`
+`)
+	}
+	pool := mustUnstructured(t, `apiVersion: apps.openyurt.io/v1alpha1
+kind: NodePool
+metadata: {name: hangzhou, uid: pool-uid, labels: {region: hangzhou}}
+spec:
+  type: Edge
+  selector: {matchLabels: {apps.openyurt.io/nodepool: hangzhou}}
+  labels: {zone: east}
+  annotations: {owner: team-a}
+  taints: [{key: edge, value: "true", effect: NoSchedule}]
+`)
+	yad := mustUnstructured(t, `apiVersion: apps.openyurt.io/v1alpha1
+kind: YurtAppDaemon
+metadata: {name: edge, namespace: default, uid: old-yad-uid}
+spec:
+  selector: {matchLabels: {app: edge}}
+  nodepoolSelector: {matchLabels: {region: hangzhou}}
+  workloadTemplate:
+    deploymentTemplate:
+      metadata: {labels: {app: edge}}
+      spec:
+        selector: {matchLabels: {app: edge}}
+        template:
+          metadata: {labels: {app: edge}}
+          spec:
+            containers: [{name: edge, image: "busybox:1.36"}]
+`)
+	child := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "edge-hangzhou-x7k2p", Namespace: "default", UID: "deploy-uid",
+		Labels:          map[string]string{"app": "edge", "apps.openyurt.io/pool-name": "hangzhou"},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps.openyurt.io/v1alpha1", Kind: "YurtAppDaemon", Name: "edge", UID: "old-yad-uid", Controller: ptr.To(true)}}}}
+	f := newFixture(t, []runtime.Object{child},
+		crd("nodepools.apps.openyurt.io", "NodePool", "[{name: v1alpha1, served: true, storage: true}, {name: v1beta1, served: true, storage: false}]"),
+		crd("yurtappdaemons.apps.openyurt.io", "YurtAppDaemon", "[{name: v1alpha1, served: true, storage: true}]"),
+		pool, yad)
+	file := strings.ReplaceAll(apiServiceFile, "v1.apps.tkestack.io", "v1alpha1.apps.openyurt.io")
+	file = strings.ReplaceAll(strings.ReplaceAll(file, "group: apps.tkestack.io", "group: apps.openyurt.io"), "version: v1", "version: v1alpha1")
+	if err := os.WriteFile(f.m.APIServiceFile, []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	setChildOwner := func(uid types.UID) {
+		d, _ := f.kube.AppsV1().Deployments("default").Get(context.Background(), child.Name, metav1.GetOptions{})
+		d.OwnerReferences = nil
+		if uid != "" {
+			d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps.openyurt.io/v1alpha1", Kind: "YurtAppDaemon", Name: "edge", UID: uid, Controller: ptr.To(true)}}
+		}
+		if _, err := f.kube.AppsV1().Deployments("default").Update(context.Background(), d, metav1.UpdateOptions{}); err != nil {
+			t.Error(err)
+		}
+	}
+	f.dynamic.PrependReactor("delete", "yurtappdaemons", func(k8stesting.Action) (bool, runtime.Object, error) {
+		setChildOwner("")
+		return false, nil, nil
+	})
+	f.dynamic.PrependReactor("create", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		u := a.(k8stesting.CreateAction).GetObject().(*unstructured.Unstructured)
+		switch u.GetKind() {
+		case "APIService":
+			_ = unstructured.SetNestedSlice(u.Object, []interface{}{map[string]interface{}{"type": "Available", "status": "True"}}, "status", "conditions")
+		case "NodePool":
+			u.SetUID("new-pool-uid")
+			_ = unstructured.SetNestedStringSlice(u.Object, []string{"node-0", "node-2"}, "status", "nodes")
+		case "YurtAppDaemon":
+			u.SetUID("new-yad-uid")
+			u.SetGeneration(1)
+			_ = unstructured.SetNestedField(u.Object, int64(1), "status", "observedGeneration")
+			setChildOwner("new-yad-uid")
+		}
+		return false, nil, nil
+	})
+	if err := f.m.Run(context.Background()); err != nil {
+		t.Fatalf("%v\noutput:\n%s", err, f.out.String())
+	}
+	for _, want := range []string{
+		"warning: CRD nodepools.apps.openyurt.io serves apps.openyurt.io/v1beta1, which the APIService file does not register",
+		"deleted YurtAppDaemon default/edge, orphaning 1 Deployment",
+		"deleted CustomResourceDefinition yurtappdaemons.apps.openyurt.io",
+		"NodePool hangzhou: served by tapp-apiserver with 2 nodes (node-0, node-2)",
+		"YurtAppDaemon default/edge: 1/1 workloads adopted with their UIDs, 0 replaced, 0 gone, 0 conflicts",
+	} {
+		if !strings.Contains(f.out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, f.out.String())
+		}
+	}
+	// The NodePool keeps every spec field; NodePools are created before the YurtAppDaemons that select them.
+	created, err := f.dynamic.Resource(schema.GroupVersionResource{Group: openyurtGroup, Version: "v1alpha1", Resource: "nodepools"}).
+		Get(context.Background(), "hangzhou", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalJSON(created.Object["spec"], pool.Object["spec"]) || created.GetLabels()["region"] != "hangzhou" {
+		t.Errorf("NodePool = %v, want the spec and labels of %v", created.Object, pool.Object)
+	}
+	var creates []string
+	for _, a := range f.dynamic.Actions() {
+		if a.GetVerb() == "create" && a.GetResource().Resource != "apiservices" {
+			creates = append(creates, a.GetResource().Resource)
+		}
+	}
+	if strings.Join(creates, ",") != "nodepools,yurtappdaemons" {
+		t.Errorf("creates in order %v, want nodepools before yurtappdaemons", creates)
+	}
+}
