@@ -49,7 +49,7 @@ func (m *Migrator) checkOriginalsStopped(ctx context.Context, originals []string
 	var problems Problems
 	deployments, err := m.Kube.AppsV1().Deployments(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("listing Deployments to find the original controllers: %w", err)
+		return nil, fmt.Errorf("listing Deployments to find the original controllers: %w; migrate needs a cluster admin kubeconfig", err)
 	}
 	for _, original := range originals {
 		for i := range deployments.Items {
@@ -120,7 +120,7 @@ func (m *Migrator) leaderLocks(ctx context.Context, name string) ([]leaderLock, 
 	var locks []leaderLock
 	leases, err := m.Kube.CoordinationV1().Leases(metav1.NamespaceAll).List(ctx, byName)
 	if err != nil {
-		return nil, fmt.Errorf("listing Leases named %s: %w", name, err)
+		return nil, fmt.Errorf("listing Leases named %s: %w; migrate needs a cluster admin kubeconfig", name, err)
 	}
 	for _, l := range leases.Items {
 		if l.Name != name {
@@ -140,7 +140,7 @@ func (m *Migrator) leaderLocks(ctx context.Context, name string) ([]leaderLock, 
 	}
 	configMaps, err := m.Kube.CoreV1().ConfigMaps(metav1.NamespaceAll).List(ctx, byName)
 	if err != nil {
-		return nil, fmt.Errorf("listing ConfigMaps named %s: %w", name, err)
+		return nil, fmt.Errorf("listing ConfigMaps named %s: %w; migrate needs a cluster admin kubeconfig", name, err)
 	}
 	for _, c := range configMaps.Items {
 		if lock, ok := annotatedLock("ConfigMap", c.ObjectMeta, name); ok {
@@ -149,7 +149,7 @@ func (m *Migrator) leaderLocks(ctx context.Context, name string) ([]leaderLock, 
 	}
 	endpoints, err := m.Kube.CoreV1().Endpoints(metav1.NamespaceAll).List(ctx, byName) //nolint:staticcheck // the original's lock type
 	if err != nil {
-		return nil, fmt.Errorf("listing Endpoints named %s: %w", name, err)
+		return nil, fmt.Errorf("listing Endpoints named %s: %w; migrate needs a cluster admin kubeconfig", name, err)
 	}
 	for _, e := range endpoints.Items {
 		if lock, ok := annotatedLock("Endpoints", e.ObjectMeta, name); ok {
@@ -185,7 +185,7 @@ func (m *Migrator) originalWebhooks(ctx context.Context, migrating []kind) ([]*u
 	var configs []config
 	validating, err := m.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, nil, fmt.Errorf("listing ValidatingWebhookConfigurations: %w", err)
+		return nil, nil, fmt.Errorf("listing ValidatingWebhookConfigurations: %w; migrate needs a cluster admin kubeconfig", err)
 	}
 	for i := range validating.Items {
 		c := &validating.Items[i]
@@ -197,7 +197,7 @@ func (m *Migrator) originalWebhooks(ctx context.Context, migrating []kind) ([]*u
 	}
 	mutating, err := m.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, nil, fmt.Errorf("listing MutatingWebhookConfigurations: %w", err)
+		return nil, nil, fmt.Errorf("listing MutatingWebhookConfigurations: %w; migrate needs a cluster admin kubeconfig", err)
 	}
 	for i := range mutating.Items {
 		c := &mutating.Items[i]
@@ -254,7 +254,7 @@ func (m *Migrator) originalWebhooks(ctx context.Context, migrating []kind) ([]*u
 func (m *Migrator) checkSharedVersions(ctx context.Context, registered map[string][]string) (Problems, error) {
 	crds, err := m.Dynamic.Resource(crdGVR).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("listing CustomResourceDefinitions: %w", err)
+		return nil, fmt.Errorf("listing CustomResourceDefinitions: %w; migrate needs a cluster admin kubeconfig", err)
 	}
 	var problems Problems
 	for i := range crds.Items {

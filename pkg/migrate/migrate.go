@@ -150,7 +150,7 @@ func (m *Migrator) observe(ctx context.Context) (*state, error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading CustomResourceDefinition %s: %w", k.crdName(), err)
+			return nil, fmt.Errorf("reading CustomResourceDefinition %s: %w; check the kubeconfig (migrate needs a cluster admin) and run migrate again", k.crdName(), err)
 		}
 		s.crds[k.Kind] = crd
 	}
@@ -170,7 +170,7 @@ func (m *Migrator) observe(ctx context.Context) (*state, error) {
 		k, _ := kindOf(groupOf(crd), kindName)
 		versions := crdVersions(crd, true)
 		if len(versions) != 1 {
-			return nil, fmt.Errorf("CustomResourceDefinition %s has no single storage version", crd.GetName())
+			return nil, fmt.Errorf("CustomResourceDefinition %s has no single storage version; fix its spec.versions and run migrate again", crd.GetName())
 		}
 		list, err := m.Dynamic.Resource(k.gvr(versions[0])).List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -301,7 +301,7 @@ func (m *Migrator) dependents(ctx context.Context, k kind, obj *unstructured.Uns
 		case "Pod":
 			pods, err := m.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 			if err != nil {
-				return nil, fmt.Errorf("listing the pods of %s: %w", objectKey(obj), err)
+				return nil, fmt.Errorf("listing the pods of %s: %w; run migrate again", objectKey(obj), err)
 			}
 			for i := range pods.Items {
 				add(d, pods.Items[i].ObjectMeta, restarts(&pods.Items[i]))
@@ -309,7 +309,7 @@ func (m *Migrator) dependents(ctx context.Context, k kind, obj *unstructured.Uns
 		case "PersistentVolumeClaim":
 			claims, err := m.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
 			if err != nil {
-				return nil, fmt.Errorf("listing the claims of %s: %w", objectKey(obj), err)
+				return nil, fmt.Errorf("listing the claims of %s: %w; run migrate again", objectKey(obj), err)
 			}
 			for i := range claims.Items {
 				add(d, claims.Items[i].ObjectMeta, 0)
@@ -317,7 +317,7 @@ func (m *Migrator) dependents(ctx context.Context, k kind, obj *unstructured.Uns
 		case "Deployment":
 			list, err := m.Kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
 			if err != nil {
-				return nil, fmt.Errorf("listing the Deployments of %s: %w", objectKey(obj), err)
+				return nil, fmt.Errorf("listing the Deployments of %s: %w; run migrate again", objectKey(obj), err)
 			}
 			for i := range list.Items {
 				add(d, list.Items[i].ObjectMeta, 0)
@@ -325,7 +325,7 @@ func (m *Migrator) dependents(ctx context.Context, k kind, obj *unstructured.Uns
 		case "StatefulSet":
 			list, err := m.Kube.AppsV1().StatefulSets(ns).List(ctx, metav1.ListOptions{})
 			if err != nil {
-				return nil, fmt.Errorf("listing the StatefulSets of %s: %w", objectKey(obj), err)
+				return nil, fmt.Errorf("listing the StatefulSets of %s: %w; run migrate again", objectKey(obj), err)
 			}
 			for i := range list.Items {
 				add(d, list.Items[i].ObjectMeta, 0)
