@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,41 +16,44 @@ func TestYurtAppDaemonAndNodePool(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "openyurt")
 
-	out := mustKubectl(t, "apply", "-f", repoPath("artifacts", "examples", "nodepool.yaml"))
-	requireContains(t, "kubectl apply nodepool.yaml", out, "nodepool.apps.openyurt.io/hangzhou created")
-	t.Cleanup(func() { _, _ = kubectl(t, "delete", "nodepool", "hangzhou", "--ignore-not-found") })
+	// The shipped examples, with their pool renamed: on make run's cluster the pool hangzhou takes nodes and
+	// taints them, which the other tests of this shared cluster must not see (TestLocalUp runs the examples
+	// unchanged on a cluster of its own).
+	out := mustKubectlIn(t, examplePoolManifest(t, "nodepool.yaml"), "apply", "-f", "-")
+	requireContains(t, "kubectl apply nodepool.yaml", out, "nodepool.apps.openyurt.io/example-zone created")
+	t.Cleanup(func() { _, _ = kubectl(t, "delete", "nodepool", "example-zone", "--ignore-not-found") })
 
-	tb := parseTable(t, mustKubectl(t, "get", "np", "hangzhou"))
+	tb := parseTable(t, mustKubectl(t, "get", "np", "example-zone"))
 	tb.requireHeader(t, "NAME", "TYPE", "READYNODES", "NOTREADYNODES", "AGE")
-	if got := tb.cell(t, "hangzhou", "TYPE"); got != "Edge" {
+	if got := tb.cell(t, "example-zone", "TYPE"); got != "Edge" {
 		t.Errorf("TYPE = %q, want Edge", got)
 	}
 	for _, col := range []string{"READYNODES", "NOTREADYNODES"} {
-		if got := tb.cell(t, "hangzhou", col); got != "0" {
+		if got := tb.cell(t, "example-zone", col); got != "0" {
 			t.Errorf("%s = %q, want 0", col, got)
 		}
 	}
 	tb = parseTable(t, mustKubectl(t, "get", "nodepools.apps.openyurt.io", "-o", "wide"))
-	if got := tb.cell(t, "hangzhou", "SELECTOR"); got != "apps.openyurt.io/nodepool=hangzhou" {
-		t.Errorf("wide SELECTOR = %q, want apps.openyurt.io/nodepool=hangzhou", got)
+	if got := tb.cell(t, "example-zone", "SELECTOR"); got != "apps.openyurt.io/nodepool=example-zone" {
+		t.Errorf("wide SELECTOR = %q, want apps.openyurt.io/nodepool=example-zone", got)
 	}
 	// Defaults and the type label.
-	if got := mustKubectl(t, "get", "np", "hangzhou", "-o", `jsonpath={.metadata.labels.nodepool\.openyurt\.io/type} {.spec.selector.matchLabels}`); got != `edge {"apps.openyurt.io/nodepool":"hangzhou"}` {
+	if got := mustKubectl(t, "get", "np", "example-zone", "-o", `jsonpath={.metadata.labels.nodepool\.openyurt\.io/type} {.spec.selector.matchLabels}`); got != `edge {"apps.openyurt.io/nodepool":"example-zone"}` {
 		t.Errorf("type label and selector = %q", got)
 	}
 	// A cluster-scoped resource ignores -n.
-	if _, err := kubectl(t, "get", "np", "hangzhou", "-n", ns); err != nil {
+	if _, err := kubectl(t, "get", "np", "example-zone", "-n", ns); err != nil {
 		t.Errorf("get np -n: %v", err)
 	}
 
-	out = mustKubectl(t, "apply", "-n", ns, "-f", repoPath("artifacts", "examples", "yurtappdaemon.yaml"))
+	out = mustKubectlIn(t, examplePoolManifest(t, "yurtappdaemon.yaml"), "apply", "-n", ns, "-f", "-")
 	requireContains(t, "kubectl apply yurtappdaemon.yaml", out, "yurtappdaemon.apps.openyurt.io/coredns created")
 	tb = parseTable(t, mustKubectl(t, "get", "yad", "-n", ns))
 	tb.requireHeader(t, "NAME", "WORKLOADTEMPLATE", "NODEPOOLS", "AGE")
 	if got := tb.cell(t, "coredns", "WORKLOADTEMPLATE"); got != "Deployment" {
 		t.Errorf("WORKLOADTEMPLATE = %q, want Deployment", got)
 	}
-	// The controller finds the one pool the nodePoolSelector matches, hangzhou.
+	// The controller finds the one pool the nodePoolSelector matches, example-zone.
 	eventually(t, 30*time.Second, "NODEPOOLS of coredns to be 1", func() error {
 		tb := parseTable(t, mustKubectl(t, "get", "yad", "-n", ns))
 		if got := tb.cell(t, "coredns", "NODEPOOLS"); got != "1" {
@@ -61,8 +65,8 @@ func TestYurtAppDaemonAndNodePool(t *testing.T) {
 	if got := tb.cell(t, "coredns", "SELECTOR"); got != "app=coredns" {
 		t.Errorf("wide SELECTOR = %q, want app=coredns", got)
 	}
-	if got := tb.cell(t, "coredns", "NODEPOOLSELECTOR"); got != "region=hangzhou" {
-		t.Errorf("wide NODEPOOLSELECTOR = %q, want region=hangzhou", got)
+	if got := tb.cell(t, "coredns", "NODEPOOLSELECTOR"); got != "region=example-zone" {
+		t.Errorf("wide NODEPOOLSELECTOR = %q, want region=example-zone", got)
 	}
 	// Defaults.
 	if got := mustKubectl(t, "get", "yad", "coredns", "-n", ns, "-o", "jsonpath={.spec.revisionHistoryLimit} {.spec.workloadTemplate.deploymentTemplate.spec.selector.matchLabels.app}"); got != "10 coredns" {
@@ -78,8 +82,8 @@ func TestYurtAppDaemonAndNodePool(t *testing.T) {
 	}
 	out = mustKubectl(t, "delete", "yad", "coredns", "-n", ns)
 	requireContains(t, "kubectl delete yad", out, `yurtappdaemon.apps.openyurt.io "coredns" deleted`)
-	out = mustKubectl(t, "delete", "np", "hangzhou")
-	requireContains(t, "kubectl delete np", out, `nodepool.apps.openyurt.io "hangzhou" deleted`)
+	out = mustKubectl(t, "delete", "np", "example-zone")
+	requireContains(t, "kubectl delete np", out, `nodepool.apps.openyurt.io "example-zone" deleted`)
 }
 
 const yadWithUnknownField = `apiVersion: apps.openyurt.io/v1alpha1
@@ -106,3 +110,14 @@ spec:
             - name: x
               image: x
 `
+
+// examplePoolManifest is the example manifest file of artifacts/examples with its node pool hangzhou renamed
+// example-zone, a pool without nodes.
+func examplePoolManifest(t *testing.T, file string) string {
+	t.Helper()
+	raw, err := os.ReadFile(repoPath("artifacts", "examples", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(string(raw), "hangzhou", "example-zone")
+}

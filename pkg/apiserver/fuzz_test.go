@@ -1,0 +1,165 @@
+package apiserver
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
+	openyurtvalidation "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/validation"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	tkestackvalidation "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/validation"
+)
+
+// FuzzDecodeDefaultValidateEncode feeds arbitrary JSON or YAML bodies through what the server does with a
+// request body of every served kind: decode, default, convert to the internal version, validate, convert back
+// and encode. It must never panic, and a body that decodes and validates must encode to a body that decodes
+// to the same object again (encode(decode(encode(x))) == encode(x)): nothing is lost or changed by a round
+// through the server. `go test` runs the seeds (every shipped example plus hostile bodies); `make fuzz`
+// explores further.
+func FuzzDecodeDefaultValidateEncode(f *testing.F) {
+	for _, pattern := range []string{"../../artifacts/examples/*.yaml", "../../artifacts/examples/tutorial/*.yaml"} {
+		files, err := filepath.Glob(pattern)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, file := range files {
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				f.Fatal(err)
+			}
+			for _, doc := range bytes.Split(raw, []byte("\n---")) {
+				f.Add(doc)
+			}
+		}
+	}
+	for _, seed := range hostileBodies {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if _, err := throughTheServer(body); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestExamplesGoThroughTheServer keeps the fuzz target honest: every shipped example goes all the way through
+// it (decoded, valid, encoded twice the same).
+func TestExamplesGoThroughTheServer(t *testing.T) {
+	files, err := filepath.Glob("../../artifacts/examples/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stage, err := throughTheServer(raw)
+		if err != nil || stage != "encoded" {
+			t.Errorf("%s: stopped at %q: %v", file, stage, err)
+		}
+	}
+}
+
+// throughTheServer decodes, defaults, converts, validates and encodes body twice, and returns the stage it
+// got to ("not decoded", "not served", "not converted", "invalid" or "encoded"). An error is a bug.
+func throughTheServer(body []byte) (string, error) {
+	obj, gvk, err := Codecs.UniversalDeserializer().Decode(body, nil, nil)
+	if err != nil {
+		return "not decoded", nil // refused as a 400, which is what a bad body gets
+	}
+	external, ok := servedKind(gvk)
+	if !ok {
+		return "not served", nil
+	}
+	if accessor, err := meta.Accessor(obj); err == nil && gvk.Kind != "NodePool" && accessor.GetNamespace() == "" {
+		accessor.SetNamespace("default") // the request's namespace, as the server sets it
+	}
+	Scheme.Default(obj)
+	internal, err := Scheme.ConvertToVersion(obj, runtime.InternalGroupVersioner)
+	if err != nil {
+		return "not converted", nil
+	}
+	if errs := validate(internal); len(errs) > 0 {
+		for _, e := range errs {
+			if e.Field == "" {
+				return "invalid", fmt.Errorf("validation error without a field path: %v", e)
+			}
+		}
+		return "invalid", nil
+	}
+	codec := Codecs.LegacyCodec(external)
+	first, err := runtime.Encode(codec, internal)
+	if err != nil {
+		return "invalid", fmt.Errorf("encoding a valid %s: %v", gvk.Kind, err)
+	}
+	again, err := runtime.Decode(Codecs.UniversalDecoder(external), first)
+	if err != nil {
+		return "invalid", fmt.Errorf("decoding what the server encoded for %s: %v\n%s", gvk.Kind, err, first)
+	}
+	second, err := runtime.Encode(codec, again)
+	if err != nil {
+		return "invalid", fmt.Errorf("encoding a decoded %s: %v", gvk.Kind, err)
+	}
+	if !bytes.Equal(first, second) {
+		return "invalid", fmt.Errorf("a %s changes on a second round through the server:\nfirst:  %s\nsecond: %s", gvk.Kind, first, second)
+	}
+	return "encoded", nil
+}
+
+// servedKind reports whether gvk is a kind of this server and the version to encode it in.
+func servedKind(gvk *schema.GroupVersionKind) (schema.GroupVersion, bool) {
+	if gvk == nil {
+		return schema.GroupVersion{}, false
+	}
+	switch gvk.Kind {
+	case "TApp", "YurtAppDaemon", "NodePool":
+		if Scheme.Recognizes(*gvk) {
+			return gvk.GroupVersion(), true
+		}
+	}
+	return schema.GroupVersion{}, false
+}
+
+// validate runs the create validation of an internal object.
+func validate(obj runtime.Object) field.ErrorList {
+	switch o := obj.(type) {
+	case *tkestack.TApp:
+		return tkestackvalidation.ValidateTApp(o)
+	case *openyurt.YurtAppDaemon:
+		return openyurtvalidation.ValidateYurtAppDaemon(o)
+	case *openyurt.NodePool:
+		return openyurtvalidation.ValidateNodePool(o)
+	}
+	return nil
+}
+
+// hostileBodies are seeds a careless or hostile client could send: nulls where objects go, wrong types, huge
+// numbers, deep nesting, duplicate and case-mismatched keys.
+var hostileBodies = []string{
+	`{"apiVersion":"apps.tkestack.io/v1","kind":"TApp","metadata":{"name":"a"},"spec":null}`,
+	`{"apiVersion":"apps.tkestack.io/v1","kind":"TApp","metadata":{"name":"a"},"spec":{"replicas":1e400}}`,
+	`{"apiVersion":"apps.tkestack.io/v1","kind":"TApp","metadata":{"name":"a"},"spec":{"replicas":-1,"template":{}}}`,
+	`{"apiVersion":"apps.tkestack.io/v1","kind":"TApp","metadata":{"name":"a"},"spec":{"replicas":"3"}}`,
+	`{"apiVersion":"apps.tkestack.io/v1","kind":"TApp","metadata":{"name":"a"},"spec":{"templatePool":{"x":null},"templates":{"0":"x"}}}`,
+	`{"apiVersion":"apps.tkestack.io/v1","kind":"TApp","metadata":{"name":"a"},"spec":{"templates":{"-1":"x","01":"y","99999999999":"z"}}}`,
+	`{"apiVersion":"apps.tkestack.io/v1","kind":"TApp","metadata":{"name":"a"},"spec":{"statuses":{"0":"Running"},"DefaultTemplateName":"q","defaultTemplateName":"r"}}`,
+	`{"apiVersion":"apps.tkestack.io/v1","kind":"TApp","metadata":{"name":"a"},"spec":{"updateStrategy":{"maxUnavailable":"150%","forceUpdate":{"maxUnavailable":"x%"}}}}`,
+	`{"apiVersion":"apps.tkestack.io/v1","kind":"TApp","metadata":{"name":"a"},"spec":{"selector":{"matchExpressions":[{"key":"a","operator":"Bogus"}]},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}`,
+	`{"apiVersion":"apps.tkestack.io/v1","kind":"TApp","metadata":{"name":"a"},"spec":{"replicas":2,"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i"}]}},"volumeClaimTemplates":[{"metadata":{"name":""}}]}}`,
+	`{"apiVersion":"apps.tkestack.io/v1","kind":"TApp","metadata":{"name":"a","labels":{"x":{"y":{"z":[[[[[[[[[[[]]]]]]]]]]]}}}}}`,
+	`{"apiVersion":"apps.openyurt.io/v1alpha1","kind":"YurtAppDaemon","metadata":{"name":"y"},"spec":{"workloadTemplate":{"deploymentTemplate":null,"statefulSetTemplate":{}}}}`,
+	`{"apiVersion":"apps.openyurt.io/v1alpha1","kind":"YurtAppDaemon","metadata":{"name":"y"},"spec":{"selector":{"matchLabels":{"a":"b"}},"nodepoolSelector":null,"revisionHistoryLimit":-5}}`,
+	`{"apiVersion":"apps.openyurt.io/v1alpha1","kind":"NodePool","metadata":{"name":"p"},"spec":{"type":"Nowhere","taints":[{"key":"","effect":"Bogus"}]}}`,
+	`{"apiVersion":"apps.openyurt.io/v1alpha1","kind":"NodePool","metadata":{"name":"p","annotations":{"nodepool.openyurt.io/hostnetwork":"maybe"}},"spec":{"selector":{"matchLabels":{"":""}}}}`,
+	`{"apiVersion":"apps.openyurt.io/v1beta1","kind":"NodePool","metadata":{"name":"p"},"spec":{"type":"Cloud","hostNetwork":true,"labels":{"a":"b"}}}`,
+	"apiVersion: apps.tkestack.io/v1\nkind: TApp\nmetadata:\n  name: y\nspec:\n  replicas: 0x10\n  template: ~\n",
+}
