@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/ownership"
 )
 
 var (
@@ -107,26 +109,12 @@ func (u *Updater) Apply(ctx context.Context, pod *corev1.Pod, t Target) (*corev1
 	}
 	out, err := u.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{})
 	if err != nil {
-		if uidRefused(err) {
+		if ownership.UIDRefused(err) {
 			return nil, fmt.Errorf("patching pod %s/%s in place: %w (%v)", pod.Namespace, pod.Name, ErrPodReplaced, err)
 		}
 		return nil, fmt.Errorf("patching pod %s/%s in place: %w", pod.Namespace, pod.Name, err)
 	}
 	return out, nil
-}
-
-// uidRefused reports whether err is the API server's refusal of a patch whose metadata.uid is not the pod's.
-func uidRefused(err error) bool {
-	var status apierrors.APIStatus
-	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {
-		return false
-	}
-	for _, c := range status.Status().Details.Causes {
-		if c.Field == "metadata.uid" {
-			return true
-		}
-	}
-	return false
 }
 
 // Complete ends an in-place update: it sets the ReadinessGate condition to True (reason InPlaceUpdated), after

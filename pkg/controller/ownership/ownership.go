@@ -144,9 +144,12 @@ func ReleasePatch(ownerUID, objUID types.UID) ([]byte, error) {
 // deleted (404), or replaced by another object of the same name (422 on metadata.uid). Such objects are
 // decided again from the next snapshot.
 func Gone(err error) bool {
-	if apierrors.IsNotFound(err) {
-		return true
-	}
+	return apierrors.IsNotFound(err) || UIDRefused(err)
+}
+
+// UIDRefused reports whether err is the API server's refusal of a patch whose metadata.uid precondition is
+// not the object's: the object was replaced by another of the same name.
+func UIDRefused(err error) bool {
 	var status apierrors.APIStatus
 	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {
 		return false
