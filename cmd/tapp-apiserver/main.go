@@ -12,6 +12,6 @@ import (
 
 func main() {
 	ctx := genericapiserver.SetupSignalContext()
-	cmd := app.NewCommand(ctx, app.NewOptions(os.Stdout))
+	cmd := app.NewCommand(ctx, app.NewOptions())
 	os.Exit(cli.Run(cmd))
 }

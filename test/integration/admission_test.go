@@ -38,7 +38,7 @@ import (
 // TestAdmissionPluginOrder checks that the server's own plugins are on by default and run before
 // ResourceQuota, which charges usage and must be the last validating plugin.
 func TestAdmissionPluginOrder(t *testing.T) {
-	order := app.NewOptions(nil).Recommended.Admission.RecommendedPluginOrder
+	order := app.NewOptions().Recommended.Admission.RecommendedPluginOrder
 	index := map[string]int{}
 	for i, name := range order {
 		index[name] = i
@@ -81,7 +81,7 @@ func clusterModeChain(t *testing.T) admission.ValidationInterface {
 	factory := informers.NewSharedInformerFactory(kube, 0)
 	dynamic := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())
 
-	o := app.NewOptions(nil)
+	o := app.NewOptions()
 	// The admission policy plugins read OpenAPI v3 from discovery, which the fake clientset cannot serve; every
 	// other plugin of the chain runs.
 	o.Recommended.Admission.DisablePlugins = []string{"ValidatingAdmissionPolicy", "MutatingAdmissionPolicy"}

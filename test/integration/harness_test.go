@@ -83,7 +83,7 @@ func startServer(t testing.TB, dataDir string) *testServer {
 
 // launch starts a server with fresh options and waits until /readyz answers 200.
 func launch(dataDir, certDir string) (*testServer, error) {
-	opts := app.NewOptions(io.Discard)
+	opts := app.NewOptions()
 	opts.Standalone = true
 	opts.EmbeddedEtcd.DataDir = dataDir
 	opts.EmbeddedEtcd.UnsafeNoFsync = true

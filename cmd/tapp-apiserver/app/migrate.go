@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,7 +15,7 @@ import (
 
 // NewMigrateCommand returns the migrate subcommand: it moves an installation of the CRD-based originals
 // onto tapp-apiserver (see pkg/migrate and docs/migrate.md).
-func NewMigrateCommand(ctx context.Context, stdout io.Writer) *cobra.Command {
+func NewMigrateCommand(ctx context.Context) *cobra.Command {
 	var kubeconfig string
 	o := migrate.Options{Timeout: 5 * time.Minute}
 	cmd := &cobra.Command{
@@ -49,7 +48,7 @@ func NewMigrateCommand(ctx context.Context, stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m := &migrate.Migrator{Options: o, Kube: kube, Dynamic: dyn, Out: stdout}
+			m := &migrate.Migrator{Options: o, Kube: kube, Dynamic: dyn, Out: cmd.OutOrStdout()}
 			return m.Run(cmd.Context())
 		},
 	}

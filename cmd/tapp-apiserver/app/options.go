@@ -3,7 +3,6 @@ package app
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"strings"
 	"time"
@@ -58,18 +57,15 @@ type Options struct {
 	// Both are k8s.io/apiserver's graceful termination, with kube-apiserver's flag names.
 	ShutdownWatchTerminationGracePeriod time.Duration
 	ShutdownDelayDuration               time.Duration
-
-	Stdout io.Writer
 }
 
 // NewOptions returns the default options.
-func NewOptions(stdout io.Writer) *Options {
+func NewOptions() *Options {
 	o := &Options{
 		Recommended: genericoptions.NewRecommendedOptions(etcdPrefix,
 			apiserver.Codecs.LegacyCodec(apiserver.StorageVersions...)),
 		EmbeddedEtcd: embeddedetcd.Options{DataDir: "tapp-apiserver.etcd"},
 		Controllers:  manager.NewOptions(),
-		Stdout:       stdout,
 
 		APIServiceService:                   coexistence.DefaultService.String(),
 		ShutdownWatchTerminationGracePeriod: 2 * time.Second,

@@ -1,14 +1,13 @@
 package app
 
 import (
-	"io"
 	"net"
 	"strings"
 	"testing"
 )
 
 func TestCompleteStandaloneTurnsOffClusterDependencies(t *testing.T) {
-	o := NewOptions(io.Discard)
+	o := NewOptions()
 	o.Standalone = true
 	o.Complete()
 	if o.Recommended.Authentication != nil || o.Recommended.Authorization != nil ||
@@ -24,7 +23,7 @@ func TestCompleteStandaloneTurnsOffClusterDependencies(t *testing.T) {
 }
 
 func TestCompleteClusterModeReusesKubeconfigForDelegation(t *testing.T) {
-	o := NewOptions(io.Discard)
+	o := NewOptions()
 	o.Recommended.CoreAPI.CoreAPIKubeconfigPath = "/etc/kube/admin.conf"
 	o.Recommended.Authorization.RemoteKubeConfigFile = "/etc/kube/authz.conf"
 	o.Complete()
@@ -74,7 +73,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := NewOptions(io.Discard)
+			o := NewOptions()
 			o.Recommended.Etcd.StorageConfig.Transport.ServerList = []string{"http://127.0.0.1:2379"}
 			tt.modify(o)
 			o.Complete()

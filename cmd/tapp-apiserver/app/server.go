@@ -39,7 +39,7 @@ func NewCommand(ctx context.Context, o *Options) *cobra.Command {
 	cmd.SetContext(ctx)
 	o.AddFlags(cmd.Flags())
 	utilfeature.DefaultMutableFeatureGate.AddFlag(cmd.Flags())
-	cmd.AddCommand(NewMigrateCommand(ctx, o.Stdout))
+	cmd.AddCommand(NewMigrateCommand(ctx))
 	return cmd
 }
 
