@@ -68,8 +68,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
-	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
-	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
+	"github.com/tapp-io/tapp-apiserver/pkg/tapppod"
 )
 
 // PluginName is the name of the admission plugin.
@@ -412,44 +411,38 @@ func shortReason(err error) string {
 	return "core API unreachable"
 }
 
-// buildPod returns the pod the TApp controller would create from template templateName, named with
-// generateName "<tapp>-", and where its fields come from.
+// buildPod returns the pod the TApp controller would create from template templateName (tapppod.New, as the
+// controller does), named with generateName "<tapp>-", and where its fields come from.
 func buildPod(tapp *tkestack.TApp, namespace, templateName string) (*corev1.Pod, *podPaths, error) {
-	var converted tkestackv1.TApp
-	if err := tkestackv1.Convert_tkestack_TApp_To_v1_TApp(tapp, &converted, nil); err != nil {
-		return nil, nil, err
-	}
-	// The conversion shares maps and slices with the admitted object; work on a copy.
-	v1tapp := converted.DeepCopy()
-	v1tapp.Namespace = namespace
-	id := instanceFor(v1tapp, templateName)
-	if policy.TemplateNameFor(v1tapp, id) != templateName {
-		if v1tapp.Spec.Templates == nil {
-			v1tapp.Spec.Templates = map[string]string{}
-		}
-		v1tapp.Spec.Templates[id] = templateName
-	}
-	pod, err := policy.NewPod(v1tapp, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	pod.GenerateName = tapp.Name + "-"
-	pod.Name = ""
-	if tapp.UID == "" {
-		// Only possible outside a real request; an owner reference without uid is invalid.
-		pod.OwnerReferences = nil
-	}
-
+	t := &tapp.Spec.Template
 	paths := &podPaths{template: field.NewPath("spec", "template"), claimVolumes: map[int]int{}}
 	if templateName != tkestack.DefaultTemplateName {
+		pooled, ok := tapp.Spec.TemplatePool[templateName]
+		if !ok {
+			return nil, nil, fmt.Errorf("template %q not found in spec.templatePool", templateName)
+		}
+		t = &pooled
 		paths.template = field.NewPath("spec", "templatePool").Key(templateName)
 	}
+	id := instanceFor(tapp, templateName)
+	// Without a uid (only possible outside a real request) the pod has no owner reference, which would be
+	// invalid.
+	pod := tapppod.New(tapppod.Owner{
+		Name:                 tapp.Name,
+		Namespace:            namespace,
+		UID:                  tapp.UID,
+		ServiceName:          tapp.Spec.ServiceName,
+		VolumeClaimTemplates: tapp.Spec.VolumeClaimTemplates,
+	}, id, t)
+	pod.GenerateName = tapp.Name + "-"
+	pod.Name = ""
+
 	for i, volume := range pod.Spec.Volumes {
 		if volume.PersistentVolumeClaim == nil {
 			continue
 		}
-		for j, claim := range v1tapp.Spec.VolumeClaimTemplates {
-			if claim.Name == volume.Name && volume.PersistentVolumeClaim.ClaimName == policy.PVCName(claim.Name, v1tapp, id) {
+		for j, claim := range tapp.Spec.VolumeClaimTemplates {
+			if claim.Name == volume.Name && volume.PersistentVolumeClaim.ClaimName == tapppod.ClaimName(claim.Name, tapp.Name, id) {
 				paths.claimVolumes[i] = j
 			}
 		}
@@ -459,13 +452,13 @@ func buildPod(tapp *tkestack.TApp, namespace, templateName string) (*corev1.Pod,
 
 // instanceFor returns the instance id whose pod stands for the template: the lowest id assigned to it in
 // spec.templates, else 0.
-func instanceFor(tapp *tkestackv1.TApp, templateName string) string {
+func instanceFor(tapp *tkestack.TApp, templateName string) string {
 	best := -1
 	for id, name := range tapp.Spec.Templates {
 		if name != templateName {
 			continue
 		}
-		if n, ok := policy.ParseID(id); ok && (best < 0 || n < best) {
+		if n, ok := tapppod.ParseID(id); ok && (best < 0 || n < best) {
 			best = n
 		}
 	}

@@ -1,11 +1,10 @@
 package policy
 
 import (
-	"github.com/tapp-io/tapp-apiserver/pkg/controller/stablehash"
-
 	corev1 "k8s.io/api/core/v1"
 
 	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	"github.com/tapp-io/tapp-apiserver/pkg/tapppod"
 )
 
 // Label keys written on every pod, shared with the original tkestack/tapp controller so that Services and
@@ -16,37 +15,9 @@ const (
 	UniqHashLabel     = tkestack.UniqHashLabel
 )
 
-// TemplateHash returns the hash of the whole template (metadata and spec), ignoring the two hash labels
-// if the template carries them. A pod whose TemplateHashLabel differs from it is out of date.
-//
-// The hash is computed over canonical JSON, not over a dump of Go structs: the template is encoded with
-// encoding/json (map keys sorted, zero-valued omitempty fields and nil pointers left out), then nulls and
-// empty arrays are removed. A field that a newer k8s.io/api adds is optional and therefore absent from the
-// JSON of a template that does not use it, so upgrading the libraries does not change the hash and does not
-// restart pods. Quantities are encoded in their canonical form ("1000m" and "1" hash the same).
-//
-// The value is the first 10 hex characters of the sha256 of that JSON. Pods created by the original
-// controller carry decimal fnv hashes; they never match and are updated through the normal budgets.
-func TemplateHash(t *corev1.PodTemplateSpec) string {
-	c := t.DeepCopy()
-	delete(c.Labels, TemplateHashLabel)
-	delete(c.Labels, UniqHashLabel)
-	return stablehash.Object(c)
-}
+// TemplateHash is tapppod.TemplateHash: the hash of the whole template, written to TemplateHashLabel.
+func TemplateHash(t *corev1.PodTemplateSpec) string { return tapppod.TemplateHash(t) }
 
-// UniqHash returns the hash of the template spec with the image of every regular container blanked. Two
-// templates with the same UniqHash differ only in container images and metadata, which the in-place update
-// applies to a running pod; any other difference recreates the pod.
-//
-// Decisions:
-//   - metadata (labels, annotations) is not part of it: a label or annotation change is applied in place;
-//   - init container images ARE part of it: the kubelet does not rerun init containers of a running pod,
-//     so an init image change can only take effect by recreating the pod (never half-applied in place);
-//   - ephemeral containers are not part of a template and are ignored.
-func UniqHash(t *corev1.PodTemplateSpec) string {
-	spec := t.Spec.DeepCopy()
-	for i := range spec.Containers {
-		spec.Containers[i].Image = ""
-	}
-	return stablehash.Object(spec)
-}
+// UniqHash is tapppod.UniqHash: the hash of the template without container images, written to
+// UniqHashLabel.
+func UniqHash(t *corev1.PodTemplateSpec) string { return tapppod.UniqHash(t) }

@@ -1,18 +1,14 @@
 package policy
 
 import (
-	"encoding/json"
 	"fmt"
-	"sort"
-	"strconv"
-
-	"github.com/tapp-io/tapp-apiserver/pkg/inplace"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/tapppod"
 )
 
 const (
@@ -21,9 +17,8 @@ const (
 	InPlaceUpdateGate corev1.PodConditionType = tkestack.InPlaceUpdateReadinessGate
 
 	// TemplateKeysAnnotation records, on every pod, which label and annotation keys came from its template
-	// (JSON {"labels":[...],"annotations":[...]}, keys sorted). An in-place update removes the keys that were
-	// in the old template and are not in the new one, and leaves keys added by anyone else alone.
-	TemplateKeysAnnotation = "tkestack.io/template-keys"
+	// (see tapppod.TemplateKeysAnnotation).
+	TemplateKeysAnnotation = tapppod.TemplateKeysAnnotation
 
 	// PortMappingAnnotation (Galaxy network plugin) keeps its current pod value through in-place updates.
 	PortMappingAnnotation = "tkestack.io/portmapping"
@@ -31,21 +26,17 @@ const (
 
 // PodName returns the name of the pod of instance id: <tapp>-<id>.
 func PodName(tapp *tkestackv1.TApp, id string) string {
-	return tapp.Name + "-" + id
+	return tapppod.Name(tapp.Name, id)
 }
 
 // PVCName returns the name of the claim of instance id for the claim template claim: <claim>-<tapp>-<id>.
 func PVCName(claim string, tapp *tkestackv1.TApp, id string) string {
-	return claim + "-" + tapp.Name + "-" + id
+	return tapppod.ClaimName(claim, tapp.Name, id)
 }
 
 // ParseID returns the ordinal of a canonical instance id ("0", "1", ... without sign or leading zeros).
 func ParseID(id string) (int, bool) {
-	n, err := strconv.Atoi(id)
-	if err != nil || n < 0 || strconv.Itoa(n) != id {
-		return 0, false
-	}
-	return n, true
+	return tapppod.ParseID(id)
 }
 
 // InstanceID returns the value of the instance label of a pod.
@@ -62,129 +53,46 @@ func IsControlledBy(obj metav1.Object, tapp *tkestackv1.TApp) bool {
 
 // OwnerReference returns the controller reference the TApp puts on its pods.
 func OwnerReference(tapp *tkestackv1.TApp) metav1.OwnerReference {
-	yes := true
-	return metav1.OwnerReference{
-		APIVersion:         tkestackv1.SchemeGroupVersion.String(),
-		Kind:               "TApp",
-		Name:               tapp.Name,
-		UID:                tapp.UID,
-		Controller:         &yes,
-		BlockOwnerDeletion: &yes,
-	}
+	return tapppod.OwnerReference(tapp.Name, tapp.UID)
 }
 
 // PodLabels returns the labels an instance's pod has when it runs template t: the template labels plus the
 // instance label and the two hash labels.
 func PodLabels(t *corev1.PodTemplateSpec, id string) map[string]string {
-	labels := make(map[string]string, len(t.Labels)+3)
-	for k, v := range t.Labels {
-		labels[k] = v
-	}
-	labels[InstanceIDLabel] = id
-	labels[TemplateHashLabel] = TemplateHash(t)
-	labels[UniqHashLabel] = UniqHash(t)
-	return labels
+	return tapppod.Labels(t, id)
 }
 
-type templateKeys struct {
-	Labels      []string `json:"labels,omitempty"`
-	Annotations []string `json:"annotations,omitempty"`
-}
+type templateKeys = tapppod.TemplateKeys
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// templateKeysValue is the TemplateKeysAnnotation value for template t. The instance and hash labels are
-// always managed and not listed.
+// templateKeysValue is the TemplateKeysAnnotation value for template t.
 func templateKeysValue(t *corev1.PodTemplateSpec) string {
-	keys := templateKeys{Labels: sortedKeys(t.Labels)}
-	for _, k := range sortedKeys(t.Annotations) {
-		if k != TemplateKeysAnnotation {
-			keys.Annotations = append(keys.Annotations, k)
-		}
-	}
-	var labels []string
-	for _, k := range keys.Labels {
-		if k != InstanceIDLabel && k != TemplateHashLabel && k != UniqHashLabel {
-			labels = append(labels, k)
-		}
-	}
-	keys.Labels = labels
-	data, _ := json.Marshal(keys)
-	return string(data)
+	return tapppod.TemplateKeysValue(t)
 }
 
-// recordedTemplateKeys reads TemplateKeysAnnotation from a pod; pods without it (created by the original
-// controller) have no recorded keys, so nothing is removed from them.
+// recordedTemplateKeys reads TemplateKeysAnnotation from a pod; pods without it have no recorded keys.
 func recordedTemplateKeys(pod *corev1.Pod) templateKeys {
-	var keys templateKeys
-	if v, ok := pod.Annotations[TemplateKeysAnnotation]; ok {
-		_ = json.Unmarshal([]byte(v), &keys)
-	}
-	return keys
+	return tapppod.RecordedTemplateKeys(pod)
 }
 
-// NewPod returns the pod of instance id, built from the instance's template:
-//   - name <tapp>-<id> in the TApp's namespace;
-//   - labels: template labels + tapp_instance_key=id + the template and uniq hash labels;
-//   - annotations and finalizers from the template, plus TemplateKeysAnnotation;
-//   - a controller ownerReference to the TApp (blockOwnerDeletion true);
-//   - the template spec, with the readiness gate tkestack.io/InPlaceUpdate appended if absent;
-//   - hostname <tapp>-<id> and subdomain spec.serviceName when serviceName is set;
-//   - for every volumeClaimTemplate a volume named after the claim that mounts the claim <claim>-<tapp>-<id>;
-//     it replaces a template volume of the same name, else it is appended.
+// PodOwner returns what the TApp's pods take from it besides their template.
+func PodOwner(tapp *tkestackv1.TApp) tapppod.Owner {
+	return tapppod.Owner{
+		Name:                 tapp.Name,
+		Namespace:            tapp.Namespace,
+		UID:                  tapp.UID,
+		ServiceName:          tapp.Spec.ServiceName,
+		VolumeClaimTemplates: tapp.Spec.VolumeClaimTemplates,
+	}
+}
+
+// NewPod returns the pod of instance id, built by tapppod.New from the template the instance runs
+// (TemplateNameFor).
 func NewPod(tapp *tkestackv1.TApp, id string) (*corev1.Pod, error) {
 	_, t, err := templateForID(tapp, id)
 	if err != nil {
 		return nil, err
 	}
-	name := PodName(tapp, id)
-	annotations := make(map[string]string, len(t.Annotations)+1)
-	for k, v := range t.Annotations {
-		annotations[k] = v
-	}
-	annotations[TemplateKeysAnnotation] = templateKeysValue(t)
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            name,
-			Namespace:       tapp.Namespace,
-			Labels:          PodLabels(t, id),
-			Annotations:     annotations,
-			Finalizers:      t.Finalizers,
-			OwnerReferences: []metav1.OwnerReference{OwnerReference(tapp)},
-		},
-		Spec: t.Spec,
-	}
-	inplace.AddReadinessGate(&pod.Spec)
-	if tapp.Spec.ServiceName != "" {
-		pod.Spec.Hostname = name
-		pod.Spec.Subdomain = tapp.Spec.ServiceName
-	}
-	for _, claim := range tapp.Spec.VolumeClaimTemplates {
-		vol := corev1.Volume{
-			Name: claim.Name,
-			VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
-				ClaimName: PVCName(claim.Name, tapp, id),
-			}},
-		}
-		replaced := false
-		for i := range pod.Spec.Volumes {
-			if pod.Spec.Volumes[i].Name == claim.Name {
-				pod.Spec.Volumes[i] = vol
-				replaced = true
-			}
-		}
-		if !replaced {
-			pod.Spec.Volumes = append(pod.Spec.Volumes, vol)
-		}
-	}
-	return pod, nil
+	return tapppod.New(PodOwner(tapp), id, t), nil
 }
 
 // NewPVCs returns the claims of instance id, one per volumeClaimTemplate, in template order: name

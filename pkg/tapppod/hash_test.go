@@ -1,4 +1,4 @@
-package policy
+package tapppod
 
 import (
 	"testing"
@@ -6,6 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 )
 
 // goldenTemplate must never change: its hashes are committed below. If a library upgrade changes them,
@@ -59,8 +61,8 @@ func TestHashChanges(t *testing.T) {
 	}{
 		{"no change", func(*corev1.PodTemplateSpec) {}, true, true},
 		{"hash labels are ignored", func(p *corev1.PodTemplateSpec) {
-			p.Labels[TemplateHashLabel] = "x"
-			p.Labels[UniqHashLabel] = "y"
+			p.Labels[tkestack.TemplateHashLabel] = "x"
+			p.Labels[tkestack.UniqHashLabel] = "y"
 		}, true, true},
 		{"nil and empty slices are the same", func(p *corev1.PodTemplateSpec) {
 			p.Spec.Tolerations = []corev1.Toleration{}
@@ -97,10 +99,10 @@ func TestHashChanges(t *testing.T) {
 
 func TestHashDoesNotMutate(t *testing.T) {
 	tmpl := goldenTemplate()
-	tmpl.Labels[TemplateHashLabel] = "old"
+	tmpl.Labels[tkestack.TemplateHashLabel] = "old"
 	TemplateHash(tmpl)
 	UniqHash(tmpl)
-	if tmpl.Labels[TemplateHashLabel] != "old" || tmpl.Spec.Containers[0].Image != "nginx:1.25" {
+	if tmpl.Labels[tkestack.TemplateHashLabel] != "old" || tmpl.Spec.Containers[0].Image != "nginx:1.25" {
 		t.Fatalf("hashing mutated the template: %+v", tmpl)
 	}
 }

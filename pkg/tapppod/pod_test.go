@@ -1,0 +1,40 @@
+package tapppod
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestNewWithoutUIDHasNoOwnerReference(t *testing.T) {
+	tmpl := &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}
+	pod := New(Owner{Name: "app", Namespace: "ns"}, "0", tmpl)
+	if len(pod.OwnerReferences) != 0 {
+		t.Fatalf("owner references %v without a TApp uid", pod.OwnerReferences)
+	}
+	pod = New(Owner{Name: "app", Namespace: "ns", UID: "u"}, "0", tmpl)
+	if ref := metav1.GetControllerOf(pod); ref == nil || ref.UID != "u" || ref.Kind != "TApp" {
+		t.Fatalf("controller reference %v", ref)
+	}
+}
+
+func TestNewSharesNothingWithTheTemplate(t *testing.T) {
+	tmpl := &corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}, Finalizers: []string{"f"}},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "c", Image: "i"}},
+			Volumes:    []corev1.Volume{{Name: "data"}},
+		},
+	}
+	owner := Owner{Name: "app", Namespace: "ns", VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}}}
+	pod := New(owner, "1", tmpl)
+	pod.Spec.Containers[0].Image = "changed"
+	pod.Finalizers[0] = "changed"
+	if tmpl.Spec.Containers[0].Image != "i" || tmpl.Finalizers[0] != "f" || tmpl.Spec.Volumes[0].PersistentVolumeClaim != nil {
+		t.Fatalf("New modified or shares the template: %+v", tmpl)
+	}
+	if got := pod.Spec.Volumes[0].PersistentVolumeClaim; got == nil || got.ClaimName != "data-app-1" {
+		t.Fatalf("claim volume %+v", pod.Spec.Volumes[0])
+	}
+}
