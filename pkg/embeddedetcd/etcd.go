@@ -20,6 +20,9 @@ type Options struct {
 	UnsafeNoFsync bool
 	// LogLevel is etcd's log level (debug, info, warn, error).
 	LogLevel string
+	// ClientURL is the loopback URL etcd serves clients on, e.g. from FreeClientURL; empty picks a free port
+	// when etcd starts.
+	ClientURL string
 }
 
 // Etcd is a running embedded etcd.
@@ -38,6 +41,9 @@ func Start(opts Options) (*Etcd, error) {
 		return nil, fmt.Errorf("creating etcd data directory: %w", err)
 	}
 	clientURL, err := freeLoopbackURL()
+	if opts.ClientURL != "" {
+		clientURL, err = url.Parse(opts.ClientURL)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +86,16 @@ func Start(opts Options) (*Etcd, error) {
 // Stop shuts etcd down.
 func (e *Etcd) Stop() {
 	e.etcd.Close()
+}
+
+// FreeClientURL returns an http URL on a loopback port that is free right now, for Options.ClientURL: it
+// lets the etcd servers be known, and the flags validated, before etcd starts.
+func FreeClientURL() (string, error) {
+	u, err := freeLoopbackURL()
+	if err != nil {
+		return "", err
+	}
+	return u.String(), nil
 }
 
 // freeLoopbackURL returns an http URL on a loopback port that is free right now.

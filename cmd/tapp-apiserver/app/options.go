@@ -139,9 +139,18 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Controllers.AddFlags(fs)
 }
 
-// Complete applies the consequences of --standalone. In cluster mode, --kubeconfig also serves for
-// delegated authentication and authorization unless their own kubeconfig flags are set.
-func (o *Options) Complete() {
+// Complete fills in what the flags leave open: without --etcd-servers, the loopback URL of the embedded etcd
+// (started by Run after Validate); with --standalone, no cluster dependencies. In cluster mode, --kubeconfig
+// also serves for delegated authentication and authorization unless their own kubeconfig flags are set.
+func (o *Options) Complete() error {
+	if len(o.Recommended.Etcd.StorageConfig.Transport.ServerList) == 0 {
+		url, err := embeddedetcd.FreeClientURL()
+		if err != nil {
+			return fmt.Errorf("embedded etcd: %w", err)
+		}
+		o.EmbeddedEtcd.ClientURL = url
+		o.Recommended.Etcd.StorageConfig.Transport.ServerList = []string{url}
+	}
 	if !o.Standalone {
 		if kubeconfig := o.Recommended.CoreAPI.CoreAPIKubeconfigPath; kubeconfig != "" {
 			if o.Recommended.Authentication.RemoteKubeConfigFile == "" {
@@ -151,7 +160,7 @@ func (o *Options) Complete() {
 				o.Recommended.Authorization.RemoteKubeConfigFile = kubeconfig
 			}
 		}
-		return
+		return nil
 	}
 	o.Recommended.Authentication = nil
 	o.Recommended.Authorization = nil
@@ -163,9 +172,10 @@ func (o *Options) Complete() {
 	if o.Recommended.SecureServing.BindAddress == nil || o.Recommended.SecureServing.BindAddress.IsUnspecified() {
 		o.Recommended.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
 	}
+	return nil
 }
 
-// Validate checks the flags. It runs after the embedded etcd, if any, has been started.
+// Validate checks the completed flags, before anything is started.
 func (o *Options) Validate() error {
 	errs := o.Recommended.Validate()
 	errs = append(errs, o.Controllers.Validate()...)

@@ -1,7 +1,10 @@
 package app
 
 import (
+	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -9,7 +12,9 @@ import (
 func TestCompleteStandaloneTurnsOffClusterDependencies(t *testing.T) {
 	o := NewOptions()
 	o.Standalone = true
-	o.Complete()
+	if err := o.Complete(); err != nil {
+		t.Fatal(err)
+	}
 	if o.Recommended.Authentication != nil || o.Recommended.Authorization != nil ||
 		o.Recommended.CoreAPI != nil || o.Recommended.Admission != nil {
 		t.Fatalf("standalone must disable authentication, authorization, core API and admission")
@@ -26,7 +31,9 @@ func TestCompleteClusterModeReusesKubeconfigForDelegation(t *testing.T) {
 	o := NewOptions()
 	o.Recommended.CoreAPI.CoreAPIKubeconfigPath = "/etc/kube/admin.conf"
 	o.Recommended.Authorization.RemoteKubeConfigFile = "/etc/kube/authz.conf"
-	o.Complete()
+	if err := o.Complete(); err != nil {
+		t.Fatal(err)
+	}
 	if got := o.Recommended.Authentication.RemoteKubeConfigFile; got != "/etc/kube/admin.conf" {
 		t.Errorf("authentication kubeconfig = %q, want the --kubeconfig value", got)
 	}
@@ -76,7 +83,9 @@ func TestValidate(t *testing.T) {
 			o := NewOptions()
 			o.Recommended.Etcd.StorageConfig.Transport.ServerList = []string{"http://127.0.0.1:2379"}
 			tt.modify(o)
-			o.Complete()
+			if err := o.Complete(); err != nil {
+				t.Fatal(err)
+			}
 			err := o.Validate()
 			switch {
 			case tt.wantErr == "" && err != nil:
@@ -85,5 +94,45 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+func TestCompleteWithoutEtcdServersChoosesTheEmbeddedEtcd(t *testing.T) {
+	o := NewOptions()
+	o.Standalone = true
+	if err := o.Complete(); err != nil {
+		t.Fatal(err)
+	}
+	servers := o.Recommended.Etcd.StorageConfig.Transport.ServerList
+	if o.EmbeddedEtcd.ClientURL == "" || len(servers) != 1 || servers[0] != o.EmbeddedEtcd.ClientURL {
+		t.Fatalf("embedded etcd URL %q, etcd servers %v: want the embedded etcd as the only server",
+			o.EmbeddedEtcd.ClientURL, servers)
+	}
+	if err := o.Validate(); err != nil {
+		t.Fatalf("the embedded etcd must satisfy the etcd checks: %v", err)
+	}
+
+	external := NewOptions()
+	external.Recommended.Etcd.StorageConfig.Transport.ServerList = []string{"http://127.0.0.1:2379"}
+	if err := external.Complete(); err != nil {
+		t.Fatal(err)
+	}
+	if external.EmbeddedEtcd.ClientURL != "" {
+		t.Errorf("--etcd-servers is set, yet the embedded etcd would start on %s", external.EmbeddedEtcd.ClientURL)
+	}
+}
+
+// Run validates before it starts anything: invalid flags leave no embedded etcd data behind.
+func TestRunValidatesBeforeStartingEtcd(t *testing.T) {
+	o := NewOptions()
+	o.Standalone = true
+	o.EmbeddedEtcd.DataDir = filepath.Join(t.TempDir(), "etcd")
+	o.Controllers.Workers = 0
+	err := Run(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "--controller-workers") {
+		t.Fatalf("Run = %v, want the validation error of --controller-workers", err)
+	}
+	if _, err := os.Stat(o.EmbeddedEtcd.DataDir); !os.IsNotExist(err) {
+		t.Errorf("the embedded etcd was started before validation: %s exists (%v)", o.EmbeddedEtcd.DataDir, err)
 	}
 }

@@ -43,20 +43,21 @@ func NewCommand(ctx context.Context, o *Options) *cobra.Command {
 	return cmd
 }
 
-// Run starts the server and blocks until ctx is done.
+// Run completes and validates the options, then starts the server and blocks until ctx is done.
 func Run(ctx context.Context, o *Options) error {
-	o.Complete()
-	if len(o.Recommended.Etcd.StorageConfig.Transport.ServerList) == 0 {
+	if err := o.Complete(); err != nil {
+		return err
+	}
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	if o.EmbeddedEtcd.ClientURL != "" {
 		etcd, err := embeddedetcd.Start(o.EmbeddedEtcd)
 		if err != nil {
 			return err
 		}
 		defer etcd.Stop()
 		klog.InfoS("Started embedded etcd", "dataDir", o.EmbeddedEtcd.DataDir, "url", etcd.ClientURL)
-		o.Recommended.Etcd.StorageConfig.Transport.ServerList = []string{etcd.ClientURL}
-	}
-	if err := o.Validate(); err != nil {
-		return err
 	}
 	config, err := NewConfig(o)
 	if err != nil {
