@@ -44,7 +44,7 @@ func podFrom(tpl *corev1.PodTemplateSpec) *corev1.Pod {
 			ResourceVersion: "10",
 			Generation:      1,
 			Labels:          map[string]string{"tapp_instance_key": "0", "tapp_template_hash_key": "h1", "foreign": "keep"},
-			Annotations:     map[string]string{"foreign": "keep", PortMappingAnnotation: "pod-value"},
+			Annotations:     map[string]string{"foreign": "keep", "tkestack.io/portmapping": "pod-value"},
 		},
 		Spec: *tpl.Spec.DeepCopy(),
 	}
@@ -120,4 +120,13 @@ func setStatus(pod *corev1.Pod, cs corev1.ContainerStatus) {
 		}
 	}
 	pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, cs)
+}
+
+// imageUpdate returns an Update that sets the image of each named container: name, image, name, image...
+func imageUpdate(nameImages ...string) Update {
+	u := Update{Images: map[string]string{}}
+	for i := 0; i+1 < len(nameImages); i += 2 {
+		u.Images[nameImages[i]] = nameImages[i+1]
+	}
+	return u
 }

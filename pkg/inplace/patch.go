@@ -2,8 +2,9 @@ package inplace
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
+	"slices"
+	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,60 +12,52 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// ErrNotInPlace is returned (wrapped, with the reason) when a change cannot be applied in place.
-var ErrNotInPlace = errors.New("change cannot be applied in place")
-
-// Target describes the template a pod is moved to.
-type Target struct {
-	// Previous is the template the pod was created from or last updated to (the one whose hash it carries).
-	Previous *corev1.PodTemplateSpec
-	// Desired is the template to move the pod to.
-	Desired *corev1.PodTemplateSpec
-	// Revision identifies Desired (for instance its hash); it is recorded in the state annotation.
+// Update is what an in-place update writes on one pod. The caller computes it, once, from the pod and the
+// template the pod moves to (for the TApp controller, its policy package does); the engine applies it as it
+// is and decides nothing.
+type Update struct {
+	// Revision identifies the template the pod moves to (for instance its hash); it is recorded in the state
+	// annotation.
 	Revision string
-	// Labels are set on the pod after the template's labels and win over them, for instance the instance
-	// id and hash labels. They are never removed.
-	Labels map[string]string
+	// Images maps a container name to its new image. Containers are matched by name, so containers that
+	// admission injected into the pod are left alone.
+	Images map[string]string
+	// Labels are set on the pod; RemoveLabels are removed from it. Other labels on the pod are kept.
+	Labels       map[string]string
+	RemoveLabels []string
+	// Annotations are set on the pod; RemoveAnnotations are removed from it. Other annotations on the pod
+	// are kept. Neither may name StateAnnotation, which the engine alone writes.
+	Annotations       map[string]string
+	RemoveAnnotations []string
 }
 
-// protectedAnnotations are never set or removed from a template during an in-place update.
-var protectedAnnotations = map[string]bool{
-	StateAnnotation:       true,
-	PortMappingAnnotation: true,
-}
-
-// UpdatedPod returns a deep copy of pod moved to t in place; pod is not modified. It sets the image of every
-// container whose image differs between t.Previous and t.Desired (matching containers by name, so containers
-// injected into the pod by admission are left alone), applies t.Desired's labels and annotations, removes the
-// labels and annotations that t.Previous had and t.Desired no longer has (other keys on the pod are kept), sets
-// t.Labels, and records a State for the changed containers in StateAnnotation.
+// UpdatedPod returns a deep copy of pod with u applied; pod is not modified. It sets the image of every
+// container named in u.Images, removes u.RemoveLabels and u.RemoveAnnotations, sets u.Labels and
+// u.Annotations, and records in StateAnnotation a State for the containers whose image it changed.
 //
 // If an in-place update is already in progress, the entries recorded for containers not changed again are
 // kept. If no image changes, the state annotation is left as it is (and none is added).
 //
-// It returns an error wrapping ErrNotInPlace if CanUpdateInPlace(t.Previous, t.Desired) is false, and an error if
-// the pod has no container of a name whose image changes.
-func UpdatedPod(pod *corev1.Pod, t Target, now time.Time) (*corev1.Pod, error) {
-	if ok, reason := CanUpdateInPlace(t.Previous, t.Desired); !ok {
-		return nil, fmt.Errorf("%w: %s", ErrNotInPlace, reason)
+// It returns an error if the pod has no container of a name in u.Images, or if u sets or removes
+// StateAnnotation.
+func UpdatedPod(pod *corev1.Pod, u Update, now time.Time) (*corev1.Pod, error) {
+	if _, ok := u.Annotations[StateAnnotation]; ok || slices.Contains(u.RemoveAnnotations, StateAnnotation) {
+		return nil, fmt.Errorf("pod %s/%s: an in-place update cannot write %s", pod.Namespace, pod.Name, StateAnnotation)
 	}
 	out := pod.DeepCopy()
 
-	// Images, by container name.
+	// Images, by container name, in a stable order.
+	names := make([]string, 0, len(u.Images))
+	for name := range u.Images {
+		names = append(names, name)
+	}
+	sort.Strings(names)
 	var newState *State
-	for _, prev := range t.Previous.Spec.Containers {
-		var image string
-		for _, d := range t.Desired.Spec.Containers {
-			if d.Name == prev.Name {
-				image = d.Image
-			}
-		}
-		if image == prev.Image {
-			continue
-		}
-		c := findContainer(out.Spec.Containers, prev.Name)
+	for _, name := range names {
+		image := u.Images[name]
+		c := findContainer(out.Spec.Containers, name)
 		if c == nil {
-			return nil, fmt.Errorf("pod %s/%s has no container %q", pod.Namespace, pod.Name, prev.Name)
+			return nil, fmt.Errorf("pod %s/%s has no container %q", pod.Namespace, pod.Name, name)
 		}
 		if c.Image == image {
 			continue // already there: nothing to wait for
@@ -77,39 +70,25 @@ func UpdatedPod(pod *corev1.Pod, t Target, now time.Time) (*corev1.Pod, error) {
 				}
 			}
 		}
-		newState.Containers[prev.Name] = recordContainer(pod, prev.Name, c.Image, image)
+		newState.Containers[name] = recordContainer(pod, name, c.Image, image)
 		c.Image = image
 	}
 
-	// Labels.
-	for k := range t.Previous.Labels {
-		if _, keep := t.Desired.Labels[k]; keep {
-			continue
-		}
+	for _, k := range u.RemoveLabels {
 		delete(out.Labels, k)
 	}
-	for k, v := range t.Desired.Labels {
+	for k, v := range u.Labels {
 		setKey(&out.Labels, k, v)
 	}
-	for k, v := range t.Labels {
-		setKey(&out.Labels, k, v)
-	}
-
-	// Annotations.
-	for k := range t.Previous.Annotations {
-		if _, keep := t.Desired.Annotations[k]; keep || protectedAnnotations[k] {
-			continue
-		}
+	for _, k := range u.RemoveAnnotations {
 		delete(out.Annotations, k)
 	}
-	for k, v := range t.Desired.Annotations {
-		if !protectedAnnotations[k] {
-			setKey(&out.Annotations, k, v)
-		}
+	for k, v := range u.Annotations {
+		setKey(&out.Annotations, k, v)
 	}
 
 	if newState != nil {
-		newState.Revision = t.Revision
+		newState.Revision = u.Revision
 		newState.StartTime = metav1.NewTime(now)
 		newState.Generation = pod.Generation
 		raw, err := newState.encode()

@@ -2,7 +2,6 @@ package inplace
 
 import (
 	"encoding/json"
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -25,23 +24,24 @@ func imagesOf(pod *corev1.Pod) map[string]string {
 }
 
 func TestUpdatedPod(t *testing.T) {
-	previous := template()
-	desired := withImage(previous, "log", "fluentbit:3")
-	desired.Labels = map[string]string{"app": "web", "new": "1"}                                                   // tier removed, new added
-	desired.Annotations = map[string]string{"team": "b", PortMappingAnnotation: "tpl-value", StateAnnotation: "x"} // note removed
-	pod := podFrom(previous)
+	pod := podFrom(template())
 	pristine := pod.DeepCopy()
-	prevCopy, desCopy := previous.DeepCopy(), desired.DeepCopy()
+	u := Update{
+		Revision:          "h2",
+		Images:            map[string]string{"log": "fluentbit:3"},
+		Labels:            map[string]string{"app": "web", "new": "1", "tapp_template_hash_key": "h2"},
+		RemoveLabels:      []string{"tier", "absent"},
+		Annotations:       map[string]string{"team": "b"},
+		RemoveAnnotations: []string{"note"},
+	}
+	uJSON, _ := json.Marshal(u)
 
-	got, err := UpdatedPod(pod, Target{
-		Previous: previous, Desired: desired, Revision: "h2",
-		Labels: map[string]string{"tapp_template_hash_key": "h2"},
-	}, t0)
+	got, err := UpdatedPod(pod, u, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	if !reflect.DeepEqual(pod, pristine) || !reflect.DeepEqual(previous, prevCopy) || !reflect.DeepEqual(desired, desCopy) {
+	if after, _ := json.Marshal(u); !reflect.DeepEqual(pod, pristine) || string(after) != string(uJSON) {
 		t.Fatal("inputs were modified")
 	}
 	wantImages := map[string]string{"app": "nginx:1.25", "log": "fluentbit:3", "istio-proxy": "proxy:1", "init:setup": "busybox:1"}
@@ -54,7 +54,7 @@ func TestUpdatedPod(t *testing.T) {
 	}
 	ann := got.DeepCopy().Annotations
 	delete(ann, StateAnnotation)
-	wantAnn := map[string]string{"team": "b", "foreign": "keep", PortMappingAnnotation: "pod-value"}
+	wantAnn := map[string]string{"team": "b", "foreign": "keep", "tkestack.io/portmapping": "pod-value"}
 	if !reflect.DeepEqual(ann, wantAnn) {
 		t.Errorf("annotations = %v, want %v", ann, wantAnn)
 	}
@@ -85,25 +85,10 @@ func TestUpdatedPod(t *testing.T) {
 	}
 }
 
-func TestUpdatedPodTargetLabelsWinAndAreNotRemoved(t *testing.T) {
-	previous := template()
-	previous.Labels["tapp_template_hash_key"] = "h1" // an old TApp that carried the hash in its template
-	desired := template()
-	got, err := UpdatedPod(podFrom(previous), Target{Previous: previous, Desired: desired, Labels: map[string]string{"tapp_template_hash_key": "h2"}}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Labels["tapp_template_hash_key"] != "h2" {
-		t.Errorf("hash label = %q, want h2", got.Labels["tapp_template_hash_key"])
-	}
-}
-
 func TestUpdatedPodMetadataOnly(t *testing.T) {
-	previous := template()
-	desired := template()
-	desired.Labels["tier"] = "back"
-	pod := podFrom(previous)
-	got, err := UpdatedPod(pod, Target{Previous: previous, Desired: desired}, t0)
+	pod := podFrom(template())
+	u := Update{Labels: map[string]string{"tier": "back"}, Images: map[string]string{"app": "nginx:1.25"}} // the image it runs
+	got, err := UpdatedPod(pod, u, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +102,7 @@ func TestUpdatedPodMetadataOnly(t *testing.T) {
 	// An update in progress keeps its state untouched.
 	inflight := pod.DeepCopy()
 	inflight.Annotations[StateAnnotation] = `{"revision":"h1","containers":{"app":{"newImage":"nginx:1.25","oldImageID":"sha256:old"}}}`
-	got, err = UpdatedPod(inflight, Target{Previous: previous, Desired: desired}, t0)
+	got, err = UpdatedPod(inflight, u, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,11 +112,11 @@ func TestUpdatedPodMetadataOnly(t *testing.T) {
 }
 
 func TestUpdatedPodMergesStateInProgress(t *testing.T) {
-	previous := withImage(template(), "app", "nginx:1.26")
-	desired := withImage(previous, "log", "fluentbit:3")
-	pod := podFrom(previous)
+	pod := podFrom(withImage(template(), "app", "nginx:1.26"))
 	pod.Annotations[StateAnnotation] = `{"revision":"h1","containers":{"app":{"oldImage":"nginx:1.25","newImage":"nginx:1.26","oldImageID":"sha256:aaa","oldContainerID":"containerd://c-app-1","oldRestartCount":0}}}`
-	got, err := UpdatedPod(pod, Target{Previous: previous, Desired: desired, Revision: "h3"}, t0)
+	u := imageUpdate("app", "nginx:1.26", "log", "fluentbit:3")
+	u.Revision = "h3"
+	got, err := UpdatedPod(pod, u, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,13 +133,12 @@ func TestUpdatedPodMergesStateInProgress(t *testing.T) {
 }
 
 func TestUpdatedPodReplacesLegacyState(t *testing.T) {
-	previous := template()
-	pod := podFrom(previous)
+	pod := podFrom(template())
 	pod.Annotations[StateAnnotation] = "true"
 	if InProgress(pod) {
 		t.Fatal(`legacy "true" must read as no state`)
 	}
-	got, err := UpdatedPod(pod, Target{Previous: previous, Desired: withImage(previous, "app", "nginx:1.26")}, t0)
+	got, err := UpdatedPod(pod, imageUpdate("app", "nginx:1.26"), t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,33 +147,32 @@ func TestUpdatedPodReplacesLegacyState(t *testing.T) {
 	}
 }
 
-func TestUpdatedPodRefusesWhatIsNotInPlace(t *testing.T) {
-	previous := template()
-	desired := withImage(previous, "app", "nginx:1.26")
-	desired.Spec.InitContainers[0].Image = "busybox:2"
-	pod := podFrom(previous)
-	got, err := UpdatedPod(pod, Target{Previous: previous, Desired: desired}, t0)
-	if !errors.Is(err, ErrNotInPlace) || got != nil {
-		t.Fatalf("UpdatedPod = %v, %v; want ErrNotInPlace", got, err)
+func TestUpdatedPodRefusesTheStateAnnotation(t *testing.T) {
+	pod := podFrom(template())
+	for _, u := range []Update{
+		{Annotations: map[string]string{StateAnnotation: "x"}},
+		{RemoveAnnotations: []string{StateAnnotation}},
+	} {
+		if got, err := UpdatedPod(pod, u, t0); err == nil {
+			t.Errorf("UpdatedPod(%+v) = %v, want an error", u, got.Annotations)
+		}
 	}
 }
 
 func TestUpdatedPodMissingContainer(t *testing.T) {
-	previous := template()
-	pod := podFrom(previous)
+	pod := podFrom(template())
 	pod.Spec.Containers = pod.Spec.Containers[:1] // no "log"
-	if _, err := UpdatedPod(pod, Target{Previous: previous, Desired: withImage(previous, "log", "fluentbit:3")}, t0); err == nil {
+	if _, err := UpdatedPod(pod, imageUpdate("log", "fluentbit:3"), t0); err == nil {
 		t.Fatal("want an error for a container the pod does not have")
 	}
 }
 
 func TestSpecPatch(t *testing.T) {
-	previous := template()
-	desired := withImage(withImage(previous, "log", "fluentbit:3"), "app", "nginx:1.26")
-	desired.Labels = map[string]string{"app": "web"}
-	delete(desired.Annotations, "note")
-	pod := podFrom(previous)
-	updated, err := UpdatedPod(pod, Target{Previous: previous, Desired: desired, Labels: map[string]string{"tapp_template_hash_key": "h2"}}, t0)
+	pod := podFrom(template())
+	u := imageUpdate("log", "fluentbit:3", "app", "nginx:1.26")
+	u.Labels = map[string]string{"app": "web", "tapp_template_hash_key": "h2"}
+	u.RemoveLabels, u.RemoveAnnotations = []string{"tier"}, []string{"note"}
+	updated, err := UpdatedPod(pod, u, t0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,12 +12,13 @@ import (
 // kubelet statuses of before the patch, after calling before on the pod as it was before the patch.
 func patchedPod(t *testing.T, before func(*corev1.Pod)) *corev1.Pod {
 	t.Helper()
-	previous := template()
-	pod := podFrom(previous)
+	pod := podFrom(template())
 	if before != nil {
 		before(pod)
 	}
-	out, err := UpdatedPod(pod, Target{Previous: previous, Desired: withImage(previous, "app", "nginx:1.26"), Revision: "h2"}, t0)
+	u := imageUpdate("app", "nginx:1.26")
+	u.Revision = "h2"
+	out, err := UpdatedPod(pod, u, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,10 +208,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestCheckBothContainers(t *testing.T) {
-	previous := template()
-	pod := podFrom(previous)
-	desired := withImage(withImage(previous, "app", "nginx:1.26"), "log", "fluentbit:3")
-	pod, err := UpdatedPod(pod, Target{Previous: previous, Desired: desired}, t0)
+	pod, err := UpdatedPod(podFrom(template()), imageUpdate("app", "nginx:1.26", "log", "fluentbit:3"), t0)
 	if err != nil {
 		t.Fatal(err)
 	}

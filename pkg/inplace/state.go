@@ -18,10 +18,6 @@ const (
 	// the string "true" there and never removed it; any value that is not a JSON State is read as "no state".
 	StateAnnotation = "tkestack.io/inplace-update-state"
 
-	// PortMappingAnnotation is written on pods by the Galaxy network plugin. Like the original controller, the
-	// engine never changes or removes the pod's value during an in-place update, even if a template carries it.
-	PortMappingAnnotation = "tkestack.io/portmapping"
-
 	// ReasonUpdating is the reason of the gate condition while an in-place update is in progress.
 	ReasonUpdating = "InPlaceUpdating"
 	// ReasonUpdated is the reason of the gate condition once an in-place update has finished.

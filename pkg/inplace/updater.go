@@ -79,15 +79,15 @@ func (u *Updater) Begin(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, erro
 	return u.setGate(ctx, pod, corev1.ConditionFalse, ReasonUpdating, "container images are being updated in place", nil)
 }
 
-// Apply moves the pod to t in place (see UpdatedPod for exactly what changes) with one strategic merge patch
+// Apply applies u to the pod in place (see UpdatedPod for exactly what changes) with one strategic merge patch
 // carrying the pod's UID (SpecPatch). If the pod was replaced by another of the same name, an error wrapping
 // ErrPodReplaced is returned. Nothing is written if nothing changes; the returned pod is then the one passed
 // in and must not be modified.
 //
 // If images change on a pod that has the readiness gate, its gate condition must already be False (Begin),
 // otherwise ErrNotBegun is returned. A change of labels/annotations only needs no Begin.
-func (u *Updater) Apply(ctx context.Context, pod *corev1.Pod, t Target) (*corev1.Pod, error) {
-	updated, err := UpdatedPod(pod, t, u.now())
+func (u *Updater) Apply(ctx context.Context, pod *corev1.Pod, update Update) (*corev1.Pod, error) {
+	updated, err := UpdatedPod(pod, update, u.now())
 	if err != nil {
 		return nil, err
 	}

@@ -331,14 +331,12 @@ func TestBeginSurfacesPersistentConflict(t *testing.T) {
 
 func TestInPlaceUpdateFlow(t *testing.T) {
 	ctx := context.Background()
-	previous := template()
-	desired := withImage(previous, "app", "nginx:1.26")
-	delete(desired.Labels, "tier")
-	pod := podFrom(previous)
+	pod := podFrom(template())
 	s := newAPIServer(t, pod)
 	clk := testingclock.NewFakePassiveClock(t0)
 	u := &Updater{Client: s, Clock: clk}
-	target := Target{Previous: previous, Desired: desired, Revision: "h2", Labels: map[string]string{"tapp_template_hash_key": "h2"}}
+	target := imageUpdate("app", "nginx:1.26")
+	target.Revision, target.Labels, target.RemoveLabels = "h2", map[string]string{"tapp_template_hash_key": "h2"}, []string{"tier"}
 
 	begun, err := u.Begin(ctx, pod)
 	if err != nil {
@@ -391,7 +389,7 @@ func TestInPlaceUpdateFlow(t *testing.T) {
 	if _, found := got.Annotations[StateAnnotation]; found {
 		t.Error("state annotation not removed by Complete")
 	}
-	if got.Annotations[PortMappingAnnotation] != "pod-value" || got.Annotations["foreign"] != "keep" {
+	if got.Annotations["tkestack.io/portmapping"] != "pod-value" || got.Annotations["foreign"] != "keep" {
 		t.Errorf("annotations = %v", got.Annotations)
 	}
 	if ready := condition(got, corev1.PodReady); !equality.Semantic.DeepEqual(ready, condition(pod, corev1.PodReady)) {
@@ -416,11 +414,10 @@ func TestInPlaceUpdateFlow(t *testing.T) {
 }
 
 func TestApplyRequiresBegin(t *testing.T) {
-	previous := template()
-	pod := podFrom(previous)
+	pod := podFrom(template())
 	s := newAPIServer(t, pod)
 	u := &Updater{Client: s, Clock: testingclock.NewFakePassiveClock(t0)}
-	_, err := u.Apply(context.Background(), pod, Target{Previous: previous, Desired: withImage(previous, "app", "nginx:1.26")})
+	_, err := u.Apply(context.Background(), pod, imageUpdate("app", "nginx:1.26"))
 	if !errors.Is(err, ErrNotBegun) {
 		t.Fatalf("Apply error = %v, want ErrNotBegun", err)
 	}
@@ -441,7 +438,7 @@ func TestApplyIgnoresChangesItDoesNotTouch(t *testing.T) {
 	// The kubelet reports the gate (a new resourceVersion) and someone labels the pod after we read it.
 	s.kubelet(t, pod, func(p *corev1.Pod) { p.Labels["someone"] = "else" })
 
-	applied, err := u.Apply(context.Background(), begun, Target{Previous: previous, Desired: withImage(previous, "app", "nginx:1.26")})
+	applied, err := u.Apply(context.Background(), begun, imageUpdate("app", "nginx:1.26"))
 	if err != nil {
 		t.Fatalf("Apply error = %v, want the update applied", err)
 	}
@@ -467,7 +464,7 @@ func TestApplyRefusesAReplacedPod(t *testing.T) {
 	// The pod is deleted and created again under the same name.
 	s.kubelet(t, pod, func(p *corev1.Pod) { p.UID = "uid-2" })
 
-	_, err = u.Apply(context.Background(), begun, Target{Previous: previous, Desired: withImage(previous, "app", "nginx:1.26")})
+	_, err = u.Apply(context.Background(), begun, imageUpdate("app", "nginx:1.26"))
 	if !errors.Is(err, ErrPodReplaced) {
 		t.Fatalf("Apply error = %v, want ErrPodReplaced", err)
 	}
@@ -477,13 +474,11 @@ func TestApplyRefusesAReplacedPod(t *testing.T) {
 }
 
 func TestApplyMetadataOnlyNeedsNoBegin(t *testing.T) {
-	previous := template()
-	desired := template()
-	desired.Annotations["note"] = "y"
-	pod := podFrom(previous)
+	pod := podFrom(template())
 	s := newAPIServer(t, pod)
 	u := &Updater{Client: s, Clock: testingclock.NewFakePassiveClock(t0)}
-	if _, err := u.Apply(context.Background(), pod, Target{Previous: previous, Desired: desired}); err != nil {
+	note := Update{Annotations: map[string]string{"note": "y"}}
+	if _, err := u.Apply(context.Background(), pod, note); err != nil {
 		t.Fatal(err)
 	}
 	got := s.stored(t, pod)
@@ -495,30 +490,11 @@ func TestApplyMetadataOnlyNeedsNoBegin(t *testing.T) {
 	}
 
 	// Nothing to change: nothing written.
-	if _, err := u.Apply(context.Background(), got, Target{Previous: desired, Desired: desired}); err != nil {
+	if _, err := u.Apply(context.Background(), got, note); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.patches) != 1 {
 		t.Errorf("a no-op Apply wrote a patch")
-	}
-}
-
-func TestApplyRefusesWhatIsNotInPlace(t *testing.T) {
-	previous := template()
-	desired := withImage(previous, "app", "nginx:1.26")
-	desired.Spec.InitContainers[0].Image = "busybox:2"
-	pod := podFrom(previous)
-	s := newAPIServer(t, pod)
-	u := &Updater{Client: s}
-	begun, err := u.Begin(context.Background(), pod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := u.Apply(context.Background(), begun, Target{Previous: previous, Desired: desired}); !errors.Is(err, ErrNotInPlace) {
-		t.Fatalf("Apply error = %v, want ErrNotInPlace", err)
-	}
-	if got := s.stored(t, pod); imagesOf(got)["app"] != "nginx:1.25" {
-		t.Error("container image half-applied")
 	}
 }
 
@@ -532,12 +508,12 @@ func TestCompleteLeavesANewerUpdateAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := u.Apply(ctx, begun, Target{Previous: previous, Desired: withImage(previous, "app", "nginx:1.26")})
+	first, err := u.Apply(ctx, begun, imageUpdate("app", "nginx:1.26"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A newer update is applied while a stale copy of the first is being completed.
-	second, err := u.Apply(ctx, first, Target{Previous: withImage(previous, "app", "nginx:1.26"), Desired: withImage(previous, "app", "nginx:1.27")})
+	second, err := u.Apply(ctx, first, imageUpdate("app", "nginx:1.27"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -732,7 +708,7 @@ func updateApplied(t *testing.T) (*apiServer, *Updater, *corev1.Pod, *corev1.Pod
 	if err != nil {
 		t.Fatal(err)
 	}
-	applied, err := u.Apply(ctx, begun, Target{Previous: previous, Desired: withImage(previous, "app", "nginx:1.26")})
+	applied, err := u.Apply(ctx, begun, imageUpdate("app", "nginx:1.26"))
 	if err != nil {
 		t.Fatal(err)
 	}

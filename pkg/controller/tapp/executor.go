@@ -352,33 +352,26 @@ func (c *Controller) initReadinessGate(ctx context.Context, pod *corev1.Pod) {
 	}
 }
 
-// updateInPlace moves one pod to its new template without recreating it: readiness gate False first
-// when images change, then one patch of images, labels and annotations. relabel says the update is a
+// updateInPlace carries out one in-place update of the plan, as the plan computed it: readiness gate False
+// first when images change, then one patch of images, labels and annotations. relabel says the update is a
 // Relabel of the plan: a pod with foreign hashes that runs its template gets the current hashes.
 func (c *Controller) updateInPlace(ctx context.Context, key string, tapp *tkestackv1.TApp, pod *corev1.Pod, u policy.InPlaceUpdate, relabel bool) *failure {
 	if pod == nil {
 		return nil
 	}
-	target, err := policy.InPlaceTarget(tapp, pod, u)
-	if err != nil {
-		return &failure{reason: "FailedUpdate", message: err.Error()}
-	}
 	cur := pod
+	var err error
 	if len(u.Images) > 0 {
 		if cur, err = c.updater.Begin(ctx, pod); err != nil {
 			metrics.CountAction("inplace-begin", err)
 			return c.updateFailed(tapp, pod, err)
 		}
 	}
-	c.expectations.expectUpdate(key, pod.Name, target.Labels[policy.TemplateHashLabel])
-	_, err = c.updater.Apply(ctx, cur, target)
+	c.expectations.expectUpdate(key, pod.Name, u.Labels[policy.TemplateHashLabel])
+	_, err = c.updater.Apply(ctx, cur, u.Update)
 	metrics.CountAction("inplace-update", err)
 	if err != nil {
 		c.expectations.observeUpdate(key, pod.Name, "")
-		if errors.Is(err, inplace.ErrNotInPlace) {
-			// Cannot happen when the uniq hash matches; recreate rather than leave the pod behind.
-			return c.deletePod(ctx, key, tapp, deletion{podName: pod.Name, uid: pod.UID, reason: "Recreate", id: u.ID, template: u.Template})
-		}
 		return c.updateFailed(tapp, pod, err)
 	}
 	switch {
@@ -415,45 +408,30 @@ func describeImages(images map[string]string) string {
 	return strings.Join(parts, ", ")
 }
 
-// progressInPlace drives the readiness gate of the TApp's live pods: it completes in-place updates the
-// kubelet has finished, reports those that fail, and sets the gate condition True on pods that have none
-// (new pods) or were left False without an update in progress. Pods the plan updates in this sync are left
-// alone.
+// progressInPlace carries out the plan's readiness gate writes (policy.ComputeGates): it completes the
+// in-place updates the kubelet has finished, reports those that fail, and sets the gate condition True on
+// pods that have none (new pods) or were left False without an update in progress.
 func (c *Controller) progressInPlace(ctx context.Context, tapp *tkestackv1.TApp, pods []*corev1.Pod, plan *policy.Plan) []failure {
-	updating := map[string]bool{}
-	for _, u := range append(append([]policy.InPlaceUpdate{}, plan.InPlaceUpdates...), plan.Relabels...) {
-		updating[u.PodName] = true
-	}
-	var work []*corev1.Pod
+	byName := make(map[string]*corev1.Pod, len(pods))
 	for _, pod := range pods {
-		if !policy.IsControlledBy(pod, tapp) || pod.DeletionTimestamp != nil || updating[pod.Name] || !inplace.HasReadinessGate(pod) {
-			continue
-		}
-		if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		if inplace.InProgress(pod) || inplace.GateStatus(pod) != corev1.ConditionTrue {
-			work = append(work, pod)
-		}
+		byName[pod.Name] = pod
 	}
 	var mu sync.Mutex
 	var failures []failure
-	workqueue.ParallelizeUntil(ctx, maxParallel, len(work), func(i int) {
-		pod := work[i]
+	workqueue.ParallelizeUntil(ctx, maxParallel, len(plan.Gates), func(i int) {
+		g := plan.Gates[i]
+		pod := byName[g.PodName]
 		var err error
-		if inplace.InProgress(pod) {
-			result := inplace.Check(pod)
-			switch {
-			case result.Done:
-				_, err = c.updater.Complete(ctx, pod)
-				metrics.CountAction("inplace-complete", err)
-				if err == nil {
-					c.recorder.Eventf(tapp, corev1.EventTypeNormal, "InPlaceUpdated", "Pod %s runs its new images", pod.Name)
-				}
-			case result.Failed:
-				c.recorder.Eventf(tapp, corev1.EventTypeWarning, "InPlaceUpdateFailed", "Pod %s: %s", pod.Name, result.Message)
+		switch g.Action {
+		case policy.GateComplete:
+			_, err = c.updater.Complete(ctx, pod)
+			metrics.CountAction("inplace-complete", err)
+			if err == nil {
+				c.recorder.Eventf(tapp, corev1.EventTypeNormal, "InPlaceUpdated", "Pod %s runs its new images", pod.Name)
 			}
-		} else {
+		case policy.GateFailed:
+			c.recorder.Eventf(tapp, corev1.EventTypeWarning, "InPlaceUpdateFailed", "Pod %s: %s", pod.Name, g.Message)
+		case policy.GateTrue:
 			_, err = c.updater.EnsureReadinessGateTrue(ctx, pod)
 			metrics.CountAction("readiness-gate", err)
 		}

@@ -239,8 +239,8 @@ func TestForeignHashPodsAreJudgedByContent(t *testing.T) {
 				t.Errorf("relabels = %v, want %v", relabels, tc.relabels)
 			}
 			expectPlan(t, plan, nil, nil, nil, tc.inplace, tc.recreates)
-			if !reflect.DeepEqual(plan.HeldUpdates, tc.held) {
-				t.Errorf("held = %v, want %v", plan.HeldUpdates, tc.held)
+			if !reflect.DeepEqual(heldUpdates(tapp, pods, plan), tc.held) {
+				t.Errorf("held = %v, want %v", heldUpdates(tapp, pods, plan), tc.held)
 			}
 			for _, u := range plan.InPlaceUpdates {
 				if !reflect.DeepEqual(u.Images, tc.wantImages) {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/inplace"
 )
 
 var testNow = time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -166,24 +167,15 @@ func (c *cluster) sync(tapp *tkestackv1.TApp) *Plan {
 		delete(c.pods, r.PodName)
 	}
 	for _, u := range plan.InPlaceUpdates {
+		// The engine applies the update, and the kubelet finishes it at once (as after Complete, no state
+		// is left).
 		pod := c.pods[u.PodName]
-		for k, v := range u.Labels {
-			pod.Labels[k] = v
+		updated, err := inplace.UpdatedPod(pod, u.Update, testNow)
+		if err != nil {
+			c.t.Fatalf("apply %+v: %v", u, err)
 		}
-		for _, k := range u.RemoveLabels {
-			delete(pod.Labels, k)
-		}
-		for k, v := range u.Annotations {
-			pod.Annotations[k] = v
-		}
-		for _, k := range u.RemoveAnnotations {
-			delete(pod.Annotations, k)
-		}
-		for i, ctr := range pod.Spec.Containers {
-			if img, ok := u.Images[ctr.Name]; ok {
-				pod.Spec.Containers[i].Image = img
-			}
-		}
+		delete(updated.Annotations, inplace.StateAnnotation)
+		*pod = *updated
 	}
 	return plan
 }
@@ -192,4 +184,36 @@ type counts struct{ creates, deletes, force, updates, recreates int }
 
 func countOf(p *Plan) counts {
 	return counts{len(p.Creates), len(p.Deletes), len(p.ForceDeletes), len(p.InPlaceUpdates), len(p.Recreates)}
+}
+
+// heldUpdates returns, in ascending id order, the ids of the live instance pods of the snapshot that are
+// not on their template (or carry foreign hashes) and that the plan neither updates in place, relabels,
+// recreates nor deletes: the updates a budget held back.
+func heldUpdates(tapp *tkestackv1.TApp, pods []*corev1.Pod, plan *Plan) []string {
+	acted := map[string]bool{}
+	for _, u := range append(append([]InPlaceUpdate{}, plan.InPlaceUpdates...), plan.Relabels...) {
+		acted[u.PodName] = true
+	}
+	for _, r := range plan.Recreates {
+		acted[r.PodName] = true
+	}
+	for _, d := range plan.Deletes {
+		acted[d.PodName] = true
+	}
+	var held []string
+	for _, pod := range pods {
+		id, _ := InstanceID(pod)
+		n, ok := ParseID(id)
+		if !ok || n >= int(tapp.Spec.Replicas) || IsKilled(tapp, id) || !IsControlledBy(pod, tapp) ||
+			isTerminating(pod) || isFinished(pod) || acted[pod.Name] {
+			continue
+		}
+		tmpl, err := TemplateFor(tapp, TemplateNameFor(tapp, id))
+		if err != nil || (pod.Labels[TemplateHashLabel] == TemplateHash(tmpl) && !ForeignHashes(pod)) {
+			continue
+		}
+		held = append(held, id)
+	}
+	sort.Slice(held, func(i, j int) bool { return ordinal(held[i]) < ordinal(held[j]) })
+	return held
 }

@@ -45,26 +45,24 @@ type Delete struct {
 	Reason  DeleteReason
 }
 
-// InPlaceUpdate is a pod to update in place to the template named Template. It carries the complete target:
-// the executor sets Labels and Annotations, removes RemoveLabels and RemoveAnnotations, and sets the image
-// of each container named in Images (matched by container name).
+// InPlaceUpdate is a pod to update in place to the template named Template. Update is exactly what the
+// executor hands to the in-place engine (inplace.Updater.Apply), which applies it as it is:
+//   - Revision is the template hash;
+//   - Images maps the name of each regular container whose image changes to its new image;
+//   - Labels are all the labels the template gives the pod (template labels, instance and hash labels);
+//   - RemoveLabels are the label keys the pod's previous template set (recorded in TemplateKeysAnnotation)
+//     that the new template no longer has, sorted;
+//   - Annotations are the template's annotations with the new TemplateKeysAnnotation, without
+//     tkestack.io/portmapping (the pod's value, if any, is kept; none is added) and without the engine's
+//     state annotation;
+//   - RemoveAnnotations: like RemoveLabels, for annotations (never tkestack.io/portmapping nor
+//     TemplateKeysAnnotation), sorted.
 type InPlaceUpdate struct {
 	ID       string
 	PodName  string
 	UID      types.UID
 	Template string
-	// Images maps container name → new image, for the containers whose image changes.
-	Images map[string]string
-	// Labels is the full set of labels the template manages (template labels, instance and hash labels).
-	Labels map[string]string
-	// RemoveLabels are keys the pod's previous template set (TemplateKeysAnnotation) that the new template
-	// no longer has. Sorted.
-	RemoveLabels []string
-	// Annotations is the full set of annotations the template manages, including TemplateKeysAnnotation
-	// (and excluding tkestack.io/portmapping when the pod already has one: the pod's value is kept).
-	Annotations map[string]string
-	// RemoveAnnotations: like RemoveLabels, for annotations. Sorted.
-	RemoveAnnotations []string
+	inplace.Update
 }
 
 // Recreate is a pod to delete now because its template changed beyond images; the instance is created
@@ -112,8 +110,9 @@ type InstanceError struct {
 }
 
 // Plan is what one sync of a TApp should do, given a snapshot of its pods. Ordering is deterministic:
-// Creates, InPlaceUpdates, Recreates, GateInits, HeldUpdates, Conflicts and Errors are in ascending id order;
-// Deletes and ForceDeletes in descending id order (highest first, like StatefulSet), stray pods last by name.
+// Creates, InPlaceUpdates, Relabels, Recreates, Conflicts and Errors are in ascending id order; Deletes and
+// ForceDeletes in descending id order (highest first, like StatefulSet), stray pods last by name; Gates by
+// pod name.
 type Plan struct {
 	// Creates are the ids whose pod (and claims, NewPVCs) should be created with NewPod. A wanted id
 	// (0..replicas-1, not Killed) with no pod is always created, whatever its previous status: deleting
@@ -127,8 +126,6 @@ type Plan struct {
 	InPlaceUpdates []InPlaceUpdate
 	// Recreates are pods to delete now and create later.
 	Recreates []Recreate
-	// HeldUpdates are ids that need an update (in place or recreate) but were held back by a budget.
-	HeldUpdates []string
 	// Relabels are pods with foreign hash labels (ForeignHashes) that run their instance's template
 	// (CompareToTemplate): one patch gives them the current hash labels and the template's labels and
 	// annotations, without touching the containers. They are outside the update budgets (the pod stays
@@ -138,9 +135,9 @@ type Plan struct {
 	Adoptions []Adoption
 	// Releases are pods to release, by name.
 	Releases []Release
-	// GateInits are ids whose pod has the tkestack.io/InPlaceUpdate readiness gate but no condition of
-	// that type yet; the controller sets it True (pods/status) so that the kubelet can report Ready.
-	GateInits []string
+	// Gates are the writes of the tkestack.io/InPlaceUpdate readiness gate condition (pods/status) that the
+	// pods of the TApp need, apart from the pods the plan updates in place or relabels (see ComputeGates).
+	Gates []Gate
 	// Conflicts are foreign pods holding the name of a wanted instance.
 	Conflicts []Conflict
 	// Errors are instances that cannot be acted on.
@@ -189,6 +186,7 @@ func ComputePlan(tapp *tkestackv1.TApp, pods []*corev1.Pod, nodes NodeLookup, no
 	if tapp.DeletionTimestamp != nil {
 		return plan
 	}
+	templates := newTemplateCache(tapp)
 	adopting := map[string]bool{}
 	for _, pod := range adopt {
 		id, _ := InstanceID(pod)
@@ -252,39 +250,31 @@ func ComputePlan(tapp *tkestackv1.TApp, pods []*corev1.Pod, nodes NodeLookup, no
 		if IsAvailable(pod) {
 			available[n] = true
 		}
-		if inplace.HasReadinessGate(pod) && podCondition(pod, InPlaceUpdateGate) == nil {
-			plan.GateInits = append(plan.GateInits, id)
-		}
-		name, t, err := templateForID(tapp, id)
-		if err != nil {
-			plan.Errors = append(plan.Errors, InstanceError{ID: id, Template: name, Message: err.Error()})
+		t := templates.forID(id)
+		if t.err != nil {
+			plan.Errors = append(plan.Errors, InstanceError{ID: id, Template: t.name, Message: t.err.Error()})
 			continue
 		}
-		if pod.Labels[TemplateHashLabel] == TemplateHash(t) {
+		if pod.Labels[TemplateHashLabel] == t.hash {
 			continue
 		}
-		c := candidate{n: n, pod: pod, name: name, template: t, inPlace: pod.Labels[UniqHashLabel] == UniqHash(t)}
+		inPlace := pod.Labels[UniqHashLabel] == t.uniq
 		if ForeignHashes(pod) {
 			want, err := NewPod(tapp, id)
 			if err != nil {
-				plan.Errors = append(plan.Errors, InstanceError{ID: id, Template: name, Message: err.Error()})
+				plan.Errors = append(plan.Errors, InstanceError{ID: id, Template: t.name, Message: err.Error()})
 				continue
 			}
-			switch match, _ := CompareToTemplate(&want.Spec, &pod.Spec); match {
-			case RunsTemplate:
-				c.inPlace = true
-				if u, ok := inPlaceUpdate(c); ok && len(u.Images) == 0 {
+			match, _ := CompareToTemplate(&want.Spec, &pod.Spec)
+			if match == RunsTemplate {
+				if u, ok := t.inPlaceUpdate(id, pod); ok && len(u.Images) == 0 {
 					plan.Relabels = append(plan.Relabels, u)
 					continue
 				}
-				c.inPlace = false
-			case ImagesDiffer:
-				c.inPlace = true
-			default:
-				c.inPlace = false
 			}
+			inPlace = match == ImagesDiffer
 		}
-		candidates = append(candidates, c)
+		candidates = append(candidates, candidate{n: n, pod: pod, template: t, inPlace: inPlace})
 	}
 
 	for n := 0; n < replicas; n++ {
@@ -300,9 +290,8 @@ func ComputePlan(tapp *tkestackv1.TApp, pods []*corev1.Pod, nodes NodeLookup, no
 			// being adopted: decide again from the next snapshot.
 			continue
 		}
-		name, _, err := templateForID(tapp, id)
-		if err != nil {
-			plan.Errors = append(plan.Errors, InstanceError{ID: id, Template: name, Message: err.Error()})
+		if t := templates.forID(id); t.err != nil {
+			plan.Errors = append(plan.Errors, InstanceError{ID: id, Template: t.name, Message: t.err.Error()})
 			continue
 		}
 		plan.Creates = append(plan.Creates, id)
@@ -311,7 +300,7 @@ func ComputePlan(tapp *tkestackv1.TApp, pods []*corev1.Pod, nodes NodeLookup, no
 	rolling := RollingTemplateName(tapp)
 	var forced, rolled []candidate
 	for _, c := range candidates {
-		if c.name == rolling {
+		if c.template.name == rolling {
 			rolled = append(rolled, c)
 		} else {
 			forced = append(forced, c)
@@ -328,8 +317,7 @@ func ComputePlan(tapp *tkestackv1.TApp, pods []*corev1.Pod, nodes NodeLookup, no
 		for _, c := range group.cands {
 			if available[c.n] {
 				if len(available) <= minAvailable {
-					plan.HeldUpdates = append(plan.HeldUpdates, idString(c.n))
-					continue
+					continue // held back by the budget
 				}
 				delete(available, c.n)
 			}
@@ -338,13 +326,16 @@ func ComputePlan(tapp *tkestackv1.TApp, pods []*corev1.Pod, nodes NodeLookup, no
 	}
 	sort.Slice(acted, func(i, j int) bool { return acted[i].n < acted[j].n })
 	for _, c := range acted {
-		if u, ok := inPlaceUpdate(c); ok {
-			plan.InPlaceUpdates = append(plan.InPlaceUpdates, u)
-		} else {
-			plan.Recreates = append(plan.Recreates, Recreate{ID: idString(c.n), PodName: c.pod.Name, UID: c.pod.UID, Template: c.name})
+		id := idString(c.n)
+		if c.inPlace {
+			if u, ok := c.template.inPlaceUpdate(id, c.pod); ok {
+				plan.InPlaceUpdates = append(plan.InPlaceUpdates, u)
+				continue
+			}
 		}
+		plan.Recreates = append(plan.Recreates, Recreate{ID: id, PodName: c.pod.Name, UID: c.pod.UID, Template: c.template.name})
 	}
-	sort.Slice(plan.HeldUpdates, func(i, j int) bool { return ordinal(plan.HeldUpdates[i]) < ordinal(plan.HeldUpdates[j]) })
+	plan.Gates = ComputeGates(tapp, pods, plan)
 	sort.Slice(plan.Errors, func(i, j int) bool { return ordinal(plan.Errors[i].ID) < ordinal(plan.Errors[j].ID) })
 	plan.Deletes = sortDeletes(deletes)
 	plan.ForceDeletes = sortDeletes(forceDeletes)
@@ -379,8 +370,7 @@ func MaxUnavailable(v *intstr.IntOrString, def string, total int) int {
 type candidate struct {
 	n        int
 	pod      *corev1.Pod
-	name     string
-	template *corev1.PodTemplateSpec
+	template *templateInfo
 	// inPlace: the pod differs from the template at most in images and metadata.
 	inPlace bool
 }
@@ -402,66 +392,6 @@ func sortDeletes(items []deleteItem) []Delete {
 		out = append(out, it.d)
 	}
 	return out
-}
-
-// inPlaceUpdate builds the in-place target for a candidate, or reports false when the pod must be
-// recreated: it differs beyond images (candidate.inPlace), or a template container has no container of the
-// same name in the pod.
-func inPlaceUpdate(c candidate) (InPlaceUpdate, bool) {
-	pod, t := c.pod, c.template
-	if !c.inPlace {
-		return InPlaceUpdate{}, false
-	}
-	images := map[string]string{}
-	for _, want := range t.Spec.Containers {
-		found := false
-		for _, have := range pod.Spec.Containers {
-			if have.Name == want.Name {
-				found = true
-				if have.Image != want.Image {
-					images[want.Name] = want.Image
-				}
-			}
-		}
-		if !found {
-			return InPlaceUpdate{}, false
-		}
-	}
-	id := idString(c.n)
-	labels := PodLabels(t, id)
-	annotations := map[string]string{}
-	for k, v := range t.Annotations {
-		annotations[k] = v
-	}
-	annotations[TemplateKeysAnnotation] = templateKeysValue(t)
-	if _, ok := pod.Annotations[PortMappingAnnotation]; ok {
-		delete(annotations, PortMappingAnnotation)
-	}
-	old := recordedTemplateKeys(pod)
-	var removeLabels, removeAnnotations []string
-	for _, k := range old.Labels {
-		if _, keep := labels[k]; !keep {
-			removeLabels = append(removeLabels, k)
-		}
-	}
-	for _, k := range old.Annotations {
-		if _, keep := t.Annotations[k]; !keep && k != PortMappingAnnotation && k != TemplateKeysAnnotation {
-			removeAnnotations = append(removeAnnotations, k)
-		}
-	}
-	sort.Strings(removeLabels)
-	sort.Strings(removeAnnotations)
-	return InPlaceUpdate{
-		ID:                id,
-		PodName:           pod.Name,
-		UID:               pod.UID,
-		Template:          c.name,
-		Images:            images,
-		Labels:            labels,
-		RemoveLabels:      removeLabels,
-		Annotations:       annotations,
-		RemoveAnnotations: removeAnnotations,
-	}, true
 }
 
 // Owner is the TApp as pkg/controller/ownership sees it: its selector, and the pods that belong to it are

@@ -150,8 +150,8 @@ func TestRollingUpdateSideActions(t *testing.T) {
 			if !reflect.DeepEqual(plan.Deletes, tc.deletes) {
 				t.Errorf("deletes = %+v, want %+v", plan.Deletes, tc.deletes)
 			}
-			if !reflect.DeepEqual(plan.HeldUpdates, tc.held) {
-				t.Errorf("held = %v, want %v", plan.HeldUpdates, tc.held)
+			if !reflect.DeepEqual(heldUpdates(tapp, pods, plan), tc.held) {
+				t.Errorf("held = %v, want %v", heldUpdates(tapp, pods, plan), tc.held)
 			}
 			if len(plan.Creates)+len(plan.ForceDeletes)+len(plan.Recreates) != 0 {
 				t.Errorf("unexpected actions %+v", plan)
@@ -209,8 +209,8 @@ func TestForceUpdateStrategy(t *testing.T) {
 			plan := ComputePlan(tapp, pods, nil, testNow)
 			// Deterministic: the lowest ids go first.
 			expectPlan(t, plan, nil, nil, nil, firstIDs(tc.want), nil)
-			if len(plan.HeldUpdates) != 10-tc.want {
-				t.Errorf("held = %v", plan.HeldUpdates)
+			if len(heldUpdates(tapp, pods, plan)) != 10-tc.want {
+				t.Errorf("held = %v", heldUpdates(tapp, pods, plan))
 			}
 		})
 	}
@@ -234,8 +234,8 @@ func TestForceUpdateProgressesWithZeroAvailable(t *testing.T) {
 	setCond(pods[2], InPlaceUpdateGate, "False")
 	plan = ComputePlan(tapp, pods, nil, testNow)
 	expectPlan(t, plan, nil, nil, nil, []string{"0", "2"}, nil)
-	if !reflect.DeepEqual(plan.HeldUpdates, []string{"1", "3"}) {
-		t.Errorf("held = %v, want [1 3]", plan.HeldUpdates)
+	if !reflect.DeepEqual(heldUpdates(tapp, pods, plan), []string{"1", "3"}) {
+		t.Errorf("held = %v, want [1 3]", heldUpdates(tapp, pods, plan))
 	}
 
 	// Budget 3 with one pod unavailable: 0 goes outside the budget, then 1 and 2 use the remaining two.
@@ -244,8 +244,8 @@ func TestForceUpdateProgressesWithZeroAvailable(t *testing.T) {
 	setCond(pods[0], corev1.PodReady, "False")
 	plan = ComputePlan(tapp, pods, nil, testNow)
 	expectPlan(t, plan, nil, nil, nil, []string{"0", "1", "2"}, nil)
-	if !reflect.DeepEqual(plan.HeldUpdates, []string{"3", "4"}) {
-		t.Errorf("held = %v, want [3 4]", plan.HeldUpdates)
+	if !reflect.DeepEqual(heldUpdates(tapp, pods, plan), []string{"3", "4"}) {
+		t.Errorf("held = %v, want [3 4]", heldUpdates(tapp, pods, plan))
 	}
 }
 
@@ -622,8 +622,8 @@ func TestInitContainerImageChangeRecreates(t *testing.T) {
 	plan := ComputePlan(tapp, pods, nil, testNow)
 	// Rolling template, maxUnavailable 1: one at a time, by recreation, never in place.
 	expectPlan(t, plan, nil, nil, nil, nil, []string{"0"})
-	if !reflect.DeepEqual(plan.HeldUpdates, []string{"1"}) {
-		t.Errorf("held %v", plan.HeldUpdates)
+	if !reflect.DeepEqual(heldUpdates(tapp, pods, plan), []string{"1"}) {
+		t.Errorf("held %v", heldUpdates(tapp, pods, plan))
 	}
 }
 
@@ -699,7 +699,7 @@ func TestInPlaceFallsBackToRecreate(t *testing.T) {
 	}
 }
 
-func TestGateInitsAndErrors(t *testing.T) {
+func TestGatesAndErrors(t *testing.T) {
 	tapp := newTApp(4)
 	tapp.Spec.Templates = map[string]string{"3": "missing"}
 	p0 := mustPod(t, tapp, "0")
@@ -709,8 +709,15 @@ func TestGateInitsAndErrors(t *testing.T) {
 	p2 := mustPod(t, tapp, "2")
 	dropCond(p2, InPlaceUpdateGate)
 	plan := ComputePlan(tapp, []*corev1.Pod{p2, p1, p0}, nil, testNow)
-	if !reflect.DeepEqual(plan.GateInits, []string{"0", "2"}) {
-		t.Errorf("gateInits = %v", plan.GateInits)
+	wantGates := []Gate{{PodName: "app-0", Action: GateTrue}, {PodName: "app-2", Action: GateTrue}}
+	if !reflect.DeepEqual(plan.Gates, wantGates) {
+		t.Errorf("gates = %+v, want %+v", plan.Gates, wantGates)
+	}
+	// A pod the plan updates in place is left to the update.
+	tapp.Spec.Template.Labels["version"] = "2"
+	plan = ComputePlan(tapp, []*corev1.Pod{p2, p1, p0}, nil, testNow)
+	if len(plan.InPlaceUpdates) != 1 || plan.InPlaceUpdates[0].ID != "0" || !reflect.DeepEqual(plan.Gates, wantGates[1:]) {
+		t.Errorf("in-place updates %+v, gates %+v; want 0 updated and the gate of 2", plan.InPlaceUpdates, plan.Gates)
 	}
 	if len(plan.Creates) != 0 || len(plan.Errors) != 1 || plan.Errors[0].ID != "3" || plan.Errors[0].Template != "missing" {
 		t.Errorf("creates %v errors %+v", plan.Creates, plan.Errors)

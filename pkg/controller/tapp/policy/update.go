@@ -1,0 +1,175 @@
+package policy
+
+import (
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+
+	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/inplace"
+)
+
+// templateInfo is one template of a TApp as ComputePlan compares pods with it. It is built once per plan
+// (templateCache), so hashing a template costs the same for 1 pod as for 1000.
+type templateInfo struct {
+	name     string
+	template *corev1.PodTemplateSpec // read only
+	err      error                   // the template does not exist
+	hash     string                  // TemplateHash
+	uniq     string                  // UniqHash
+	// labels are the labels of the template's pods (PodLabels) without the instance label.
+	labels map[string]string
+	// annotations are the annotations an in-place update sets (see InPlaceUpdate).
+	annotations map[string]string
+}
+
+// templateCache resolves the templates of one TApp by name, each once.
+type templateCache struct {
+	tapp   *tkestackv1.TApp
+	byName map[string]*templateInfo
+}
+
+func newTemplateCache(tapp *tkestackv1.TApp) *templateCache {
+	return &templateCache{tapp: tapp, byName: map[string]*templateInfo{}}
+}
+
+// forID returns the template of instance id; its err is set when the template does not exist.
+func (c *templateCache) forID(id string) *templateInfo {
+	name := TemplateNameFor(c.tapp, id)
+	if info, ok := c.byName[name]; ok {
+		return info
+	}
+	info := &templateInfo{name: name}
+	c.byName[name] = info
+	t, err := TemplateFor(c.tapp, name)
+	if err != nil {
+		info.err = err
+		return info
+	}
+	info.template = t
+	info.labels = PodLabels(t, "")
+	delete(info.labels, InstanceIDLabel)
+	info.hash, info.uniq = info.labels[TemplateHashLabel], info.labels[UniqHashLabel]
+	info.annotations = make(map[string]string, len(t.Annotations)+1)
+	for k, v := range t.Annotations {
+		if k != PortMappingAnnotation && k != inplace.StateAnnotation {
+			info.annotations[k] = v
+		}
+	}
+	info.annotations[TemplateKeysAnnotation] = templateKeysValue(t)
+	return info
+}
+
+// inPlaceUpdate is the one diff between pod and the template: the InPlaceUpdate that moves instance id's pod
+// to it. It reports false when a container of the template has no container of the same name in the pod:
+// such a pod is recreated.
+func (info *templateInfo) inPlaceUpdate(id string, pod *corev1.Pod) (InPlaceUpdate, bool) {
+	images := map[string]string{}
+	for _, want := range info.template.Spec.Containers {
+		have := findContainer(pod.Spec.Containers, want.Name)
+		if have == nil {
+			return InPlaceUpdate{}, false
+		}
+		if have.Image != want.Image {
+			images[want.Name] = want.Image
+		}
+	}
+	labels := make(map[string]string, len(info.labels)+1)
+	for k, v := range info.labels {
+		labels[k] = v
+	}
+	labels[InstanceIDLabel] = id
+	recorded := recordedTemplateKeys(pod)
+	var removeLabels, removeAnnotations []string
+	for _, k := range recorded.Labels {
+		if _, keep := labels[k]; !keep {
+			removeLabels = append(removeLabels, k)
+		}
+	}
+	for _, k := range recorded.Annotations {
+		if _, keep := info.template.Annotations[k]; !keep && k != PortMappingAnnotation && k != TemplateKeysAnnotation && k != inplace.StateAnnotation {
+			removeAnnotations = append(removeAnnotations, k)
+		}
+	}
+	sort.Strings(removeLabels)
+	sort.Strings(removeAnnotations)
+	return InPlaceUpdate{
+		ID:       id,
+		PodName:  pod.Name,
+		UID:      pod.UID,
+		Template: info.name,
+		Update: inplace.Update{
+			Revision:          info.hash,
+			Images:            images,
+			Labels:            labels,
+			RemoveLabels:      removeLabels,
+			Annotations:       info.annotations,
+			RemoveAnnotations: removeAnnotations,
+		},
+	}, true
+}
+
+// GateAction is a write of the in-place readiness gate condition of one pod.
+type GateAction string
+
+// Gate actions.
+const (
+	// GateTrue: the pod has the gate, no in-place update in progress, and its condition is not True (a new
+	// pod, or one left False by an update that was not applied): set it True (inplace.Updater
+	// EnsureReadinessGateTrue).
+	GateTrue GateAction = "True"
+	// GateComplete: the kubelet has finished the pod's in-place update (inplace.Check is Done): set the
+	// condition True and remove the update state (inplace.Updater Complete).
+	GateComplete GateAction = "Complete"
+	// GateFailed: the pod's in-place update fails (inplace.Check is Failed): report Message; the condition
+	// stays False, and a newer template may be applied over it.
+	GateFailed GateAction = "Failed"
+)
+
+// Gate is a gate action on one pod of the snapshot.
+type Gate struct {
+	PodName string
+	Action  GateAction
+	// Message says why the update fails (GateFailed).
+	Message string
+}
+
+// ComputeGates returns the gate actions the pods of tapp need, by pod name: for every pod the TApp controls
+// that is not terminating nor finished, has the readiness gate and is not updated in place or relabelled by
+// plan. A pod whose update is in progress and neither done nor failed needs nothing.
+func ComputeGates(tapp *tkestackv1.TApp, pods []*corev1.Pod, plan *Plan) []Gate {
+	updating := map[string]bool{}
+	for _, u := range plan.InPlaceUpdates {
+		updating[u.PodName] = true
+	}
+	for _, u := range plan.Relabels {
+		updating[u.PodName] = true
+	}
+	var gates []Gate
+	for _, pod := range pods {
+		if pod == nil || pod.Namespace != tapp.Namespace || !IsControlledBy(pod, tapp) || isTerminating(pod) || isFinished(pod) ||
+			updating[pod.Name] || !inplace.HasReadinessGate(pod) {
+			continue
+		}
+		g := Gate{PodName: pod.Name}
+		switch {
+		case inplace.InProgress(pod):
+			result := inplace.Check(pod)
+			switch {
+			case result.Done:
+				g.Action = GateComplete
+			case result.Failed:
+				g.Action, g.Message = GateFailed, result.Message
+			default:
+				continue
+			}
+		case inplace.GateStatus(pod) != corev1.ConditionTrue:
+			g.Action = GateTrue
+		default:
+			continue
+		}
+		gates = append(gates, g)
+	}
+	sort.Slice(gates, func(i, j int) bool { return gates[i].PodName < gates[j].PodName })
+	return gates
+}
