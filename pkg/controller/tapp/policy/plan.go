@@ -182,11 +182,11 @@ type Plan struct {
 func ComputePlan(tapp *tkestackv1.TApp, pods []*corev1.Pod, nodes NodeLookup, now time.Time) *Plan {
 	replicas := desiredReplicas(tapp)
 	owned, strays, byName, adopt, release := classify(tapp, pods)
-	plan := &Plan{Status: computeStatus(tapp, owned)}
+	templates := newTemplateCache(tapp)
+	plan := &Plan{Status: computeStatus(tapp, owned, templates)}
 	if tapp.DeletionTimestamp != nil {
 		return plan
 	}
-	templates := newTemplateCache(tapp)
 	adopting := map[string]bool{}
 	for _, pod := range adopt {
 		id, _ := InstanceID(pod)

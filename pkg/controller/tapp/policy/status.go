@@ -192,10 +192,10 @@ func AppStatus(statuses map[string]tkestackv1.InstanceStatus) tkestackv1.AppStat
 // ComputeStatus returns the per-instance states, the app state and the replica counts.
 func ComputeStatus(tapp *tkestackv1.TApp, pods []*corev1.Pod) Status {
 	owned, _, _, _, _ := classify(tapp, pods)
-	return computeStatus(tapp, owned)
+	return computeStatus(tapp, owned, newTemplateCache(tapp))
 }
 
-func computeStatus(tapp *tkestackv1.TApp, owned map[int]*corev1.Pod) Status {
+func computeStatus(tapp *tkestackv1.TApp, owned map[int]*corev1.Pod, templates *templateCache) Status {
 	st := Status{Instances: map[string]tkestackv1.InstanceStatus{}}
 	replicas := desiredReplicas(tapp)
 	for n, pod := range owned {
@@ -207,7 +207,7 @@ func computeStatus(tapp *tkestackv1.TApp, owned map[int]*corev1.Pod) Status {
 			st.ReadyReplicas++
 		}
 		if n < replicas && !IsKilled(tapp, id) && !isTerminating(pod) {
-			if _, t, err := templateForID(tapp, id); err == nil && pod.Labels[TemplateHashLabel] == TemplateHash(t) {
+			if t := templates.forID(id); t.err == nil && pod.Labels[TemplateHashLabel] == t.hash {
 				st.UpdatedReplicas++
 				if ready {
 					st.UpdatedReadyReplicas++
