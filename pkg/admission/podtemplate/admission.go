@@ -67,6 +67,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
+	"github.com/tapp-io/tapp-apiserver/pkg/admission/podtemplate/refusal"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	"github.com/tapp-io/tapp-apiserver/pkg/tapppod"
 )
@@ -208,8 +209,11 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 	}
 	wg.Wait()
 
+	// Every template's verdict counts: one that could not be checked does not hide the refusal of another.
 	var allErrs field.ErrorList
-	for i, v := range verdicts {
+	var unchecked []string
+	var unavailable error
+	for _, v := range verdicts {
 		if v == nil {
 			continue
 		}
@@ -217,14 +221,19 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 			warning.AddWarning(ctx, "", fmt.Sprintf("%s: %s; its pods will be refused until that exists", v.paths.template, v.missing))
 		}
 		if v.unavailable != nil {
-			klog.ErrorS(v.unavailable, "Pod templates of a TApp could not be checked against the core API; admitting it",
-				"tapp", klog.KRef(namespace, tapp.Name), "template", names[i])
-			warning.AddWarning(ctx, "", fmt.Sprintf("the pod templates of this TApp were not checked against the core API (%s); "+
-				"pod creation problems will show in the TApp's events", shortReason(v.unavailable)))
-			// One warning says it; the other templates most likely met the same problem.
-			break
+			unchecked = append(unchecked, v.paths.template.String())
+			if unavailable == nil {
+				unavailable = v.unavailable
+			}
 		}
 		allErrs = append(allErrs, v.errs...)
+	}
+	if unavailable != nil {
+		klog.ErrorS(unavailable, "Pod templates of a TApp could not be checked against the core API; not refusing it for them",
+			"tapp", klog.KRef(namespace, tapp.Name), "templates", unchecked)
+		// One warning says it; the templates most likely met the same problem.
+		warning.AddWarning(ctx, "", fmt.Sprintf("%s not checked against the core API (%s); "+
+			"pod creation problems will show in the TApp's events", uncheckedSubject(unchecked, len(names)), shortReason(unavailable)))
 	}
 	if len(allErrs) == 0 {
 		return nil
@@ -268,41 +277,44 @@ func (p *Plugin) dryRun(ctx context.Context, pod *corev1.Pod, paths *podPaths) (
 		defer cancel()
 	}
 	_, err := p.client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-	if err == nil {
+	r := refusal.Classify(err)
+	switch r.Class {
+	case refusal.Created, refusal.NamespaceTerminating, refusal.NamespaceNotFound, refusal.NameTaken:
+		// The namespace lifecycle plugin of this server owns a missing or terminating namespace.
 		return nil, "", nil
-	}
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) {
-		return nil, "", err
-	}
-	s := status.Status()
-	message := stripObjectPrefix(s.Message)
-	switch {
-	case apierrors.IsInvalid(err):
-		return causeErrors(s, message, paths), "", nil
-	case apierrors.IsForbidden(err):
-		switch {
-		case isUsageQuotaRefusal(message):
-			klog.V(2).InfoS("Ignoring a ResourceQuota refusal of a TApp's dry-run pod", "namespace", pod.Namespace, "message", message)
-			return nil, "", nil
-		case isMissingDefaultServiceAccount(message, pod):
+	case refusal.Invalid:
+		return causeErrors(*r.Status, r.Message, paths), "", nil
+	case refusal.Refused:
+		if apierrors.IsBadRequest(err) {
+			return field.ErrorList{field.Invalid(paths.template, field.OmitValueType{}, r.Message)}, "", nil
+		}
+		return field.ErrorList{field.Forbidden(paths.template, r.Message)}, "", nil
+	case refusal.UsageQuota:
+		klog.V(2).InfoS("Ignoring a ResourceQuota refusal of a TApp's dry-run pod", "namespace", pod.Namespace, "message", r.Message)
+		return nil, "", nil
+	case refusal.MissingServiceAccount:
+		if name := pod.Spec.ServiceAccountName; name == "" || name == "default" {
 			// Every new namespace is without it for a moment; not worth a warning.
 			klog.V(2).InfoS("The default service account is missing; TApp pod template not checked", "namespace", pod.Namespace)
 			return nil, "", nil
-		case isMissingReference(message):
-			return nil, message, nil
-		case isTerminatingNamespace(message):
-			return nil, "", nil
-		case isAuthorizationDenial(message):
-			return nil, "", err
 		}
-		return field.ErrorList{field.Forbidden(paths.template, message)}, "", nil
-	case apierrors.IsBadRequest(err):
-		return field.ErrorList{field.Invalid(paths.template, field.OmitValueType{}, message)}, "", nil
-	case apierrors.IsNotFound(err), apierrors.IsAlreadyExists(err):
-		return nil, "", nil
+		return nil, r.Message, nil
+	case refusal.MissingReference:
+		return nil, r.Message, nil
 	}
+	// AuthorizationDenied, Unavailable.
 	return nil, "", err
+}
+
+// uncheckedSubject names the templates that were not checked in a warning.
+func uncheckedSubject(unchecked []string, all int) string {
+	switch {
+	case len(unchecked) == all:
+		return "the pod templates of this TApp were"
+	case len(unchecked) == 1:
+		return "pod template " + unchecked[0] + " was"
+	}
+	return "pod templates " + strings.Join(unchecked, ", ") + " were"
 }
 
 // causeErrors turns the causes of a 422 into field errors on the TApp. A 422 without causes (an admission
@@ -336,63 +348,6 @@ func causeError(c metav1.StatusCause, fieldPath string) *field.Error {
 		}
 	}
 	return &field.Error{Type: field.ErrorTypeInvalid, Field: fieldPath, BadValue: field.OmitValueType{}, Detail: c.Message}
-}
-
-// stripObjectPrefix removes `pods "<name>" is forbidden: ` and the like: the dry-run pod's generated name
-// means nothing to the user.
-func stripObjectPrefix(message string) string {
-	if !strings.HasPrefix(message, "pods ") && !strings.HasPrefix(message, "Pod ") {
-		return message
-	}
-	for _, sep := range []string{" is forbidden: ", " is invalid: "} {
-		if _, rest, ok := strings.Cut(message, sep); ok {
-			return rest
-		}
-	}
-	return message
-}
-
-// isUsageQuotaRefusal recognises the ResourceQuota refusals that depend on current usage or on the state of
-// the quota objects rather than on the template.
-func isUsageQuotaRefusal(message string) bool {
-	for _, prefix := range []string{"exceeded quota:", "status unknown for quota:", "quota usage is negative", "insufficient quota to"} {
-		if strings.HasPrefix(message, prefix) {
-			return true
-		}
-	}
-	return false
-}
-
-// isMissingReference recognises the refusals of core admission plugins because an object the pod names does
-// not exist (yet): its ServiceAccount, PriorityClass or RuntimeClass.
-func isMissingReference(message string) bool {
-	switch {
-	case strings.HasPrefix(message, "error looking up service account "),
-		strings.HasPrefix(message, "no PriorityClass with name "),
-		strings.HasPrefix(message, "pod rejected: RuntimeClass ") && strings.HasSuffix(message, " not found"):
-		return true
-	}
-	return false
-}
-
-// isMissingDefaultServiceAccount recognises the refusal of a pod that runs as the default service account of
-// a namespace whose service account controller has not created it yet.
-func isMissingDefaultServiceAccount(message string, pod *corev1.Pod) bool {
-	name := pod.Spec.ServiceAccountName
-	if name == "" {
-		name = "default"
-	}
-	return name == "default" && strings.HasPrefix(message, "error looking up service account "+pod.Namespace+"/default: ")
-}
-
-func isTerminatingNamespace(message string) bool {
-	return strings.HasPrefix(message, "unable to create new content in namespace") && strings.Contains(message, "being terminated")
-}
-
-// isAuthorizationDenial recognises a 403 of the authorizer: this server may not create pods in the namespace.
-// That is a deployment problem, not a template one.
-func isAuthorizationDenial(message string) bool {
-	return strings.Contains(message, ` cannot create resource "pods"`)
 }
 
 // shortReason is what the warning says about why the check did not happen; the log has the whole error.

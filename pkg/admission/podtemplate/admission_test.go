@@ -339,10 +339,14 @@ func TestCauseMessagesSurviveTheMapping(t *testing.T) {
 }
 
 func TestAdmissionRefusalsOfTheCoreAPI(t *testing.T) {
-	forbidden := func(msg string) error { return apierrors.NewForbidden(podsResource, "web-x7k2p", errors.New(msg)) }
+	forbidden := func(msg string) *apierrors.StatusError {
+		return apierrors.NewForbidden(podsResource, "web-x7k2p", errors.New(msg))
+	}
 	tests := []struct {
 		name string
 		err  error
+		// serviceAccount is the service account of the templates.
+		serviceAccount string
 		// want is the single cause of the refusal, or "" when the TApp is admitted.
 		want string
 		// warn is a substring of the warning of an admitted TApp whose templates could not be checked.
@@ -391,16 +395,22 @@ func TestAdmissionRefusalsOfTheCoreAPI(t *testing.T) {
 		},
 		{
 			name: "terminating namespace",
-			err:  forbidden("unable to create new content in namespace ns1 because it is being terminated"),
+			err: func() error {
+				err := forbidden("unable to create new content in namespace ns1 because it is being terminated")
+				err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause,
+					Message: "namespace ns1 is being terminated", Field: "metadata.namespace"}}
+				return err
+			}(),
 		},
 		{
 			name: "default service account not there yet",
 			err:  forbidden(`error looking up service account ns1/default: serviceaccount "default" not found`),
 		},
 		{
-			name:    "named service account not there yet",
-			err:     forbidden(`error looking up service account ns1/runner: serviceaccount "runner" not found`),
-			missing: `spec.template: error looking up service account ns1/runner: serviceaccount "runner" not found; its pods will be refused until that exists`,
+			name:           "named service account not there yet",
+			serviceAccount: "runner",
+			err:            forbidden(`error looking up service account ns1/runner: serviceaccount "runner" not found`),
+			missing:        `spec.template: error looking up service account ns1/runner: serviceaccount "runner" not found; its pods will be refused until that exists`,
 		},
 		{
 			name:    "priority class not there yet",
@@ -451,7 +461,9 @@ func TestAdmissionRefusalsOfTheCoreAPI(t *testing.T) {
 				}
 				return nil
 			})
-			err, warns := validate(p, admission.Create, newTApp(), nil, "")
+			tapp := newTApp()
+			tapp.Spec.Template.Spec.ServiceAccountName = tt.serviceAccount
+			err, warns := validate(p, admission.Create, tapp, nil, "")
 			switch {
 			case tt.want == "" && err != nil:
 				t.Fatalf("Validate = %v, want the TApp admitted", err)
@@ -660,5 +672,41 @@ func TestTemplatesAreCheckedConcurrently(t *testing.T) {
 	}
 	if requests != 2 {
 		t.Errorf("%d dry-run creates, want 2", requests)
+	}
+}
+
+// A template that cannot be checked must not hide the refusal of another, whichever comes first.
+func TestEveryTemplatesVerdictCounts(t *testing.T) {
+	unreachable := errors.New("dial tcp 10.0.0.1:443: connect: connection refused")
+	invalid := invalidPod(field.Invalid(field.NewPath("spec", "containers").Index(0).Child("image"), "x", "bad image"))
+	for _, tt := range []struct {
+		name           string
+		byImage        map[string]error
+		wantCause      string
+		wantWarningFor string
+	}{
+		{
+			name:           "spec.template unchecked, pool entry invalid",
+			byImage:        map[string]error{"nginx:1.25": unreachable, "nginx:1.26": invalid},
+			wantCause:      `spec.templatePool[big].spec.containers[0].image: Invalid value: "x": bad image`,
+			wantWarningFor: "pod template spec.template was not checked",
+		},
+		{
+			name:           "spec.template invalid, pool entry unchecked",
+			byImage:        map[string]error{"nginx:1.25": invalid, "nginx:1.26": unreachable},
+			wantCause:      `spec.template.spec.containers[0].image: Invalid value: "x": bad image`,
+			wantWarningFor: "pod template spec.templatePool[big] was not checked",
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, _ := newPlugin(t, func(pod *corev1.Pod) error { return tt.byImage[pod.Spec.Containers[0].Image] })
+			err, warns := validate(p, admission.Create, newTApp(), nil, "")
+			if got := causes(t, err); len(got) != 1 || got[0] != tt.wantCause {
+				t.Fatalf("causes = %q, want [%q]", got, tt.wantCause)
+			}
+			if len(warns) != 1 || !strings.Contains(warns[0], tt.wantWarningFor) {
+				t.Errorf("warnings = %q, want one saying %q", warns, tt.wantWarningFor)
+			}
+		})
 	}
 }
