@@ -21,7 +21,7 @@ func HasReadinessGate(pod *corev1.Pod) bool {
 
 // AddReadinessGate adds ReadinessGate to spec.readinessGates if it is missing. It modifies spec, which must be
 // the spec of a pod being built for creation, not a cached object. Such a pod stays not Ready until the
-// controller calls Updater.EnsureReadinessGateTrue on it.
+// controller calls Updater.InitReadinessGate or Updater.EnsureReadinessGateTrue on it.
 func AddReadinessGate(spec *corev1.PodSpec) {
 	for _, g := range spec.ReadinessGates {
 		if g.ConditionType == ReadinessGate {

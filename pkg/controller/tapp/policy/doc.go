@@ -15,8 +15,11 @@
 //   - TemplateNameFor / TemplateFor / RollingTemplateName: which template an instance runs;
 //   - TemplateHash / UniqHash: stable, JSON based template hashes written to the pod labels;
 //   - NewPod / NewPVCs: the objects to create for an instance;
-//   - ComputePlan: the Plan of actions for one sync, including adoptions, releases and relabels, and the
-//     status to report;
+//   - ComputePlan: the Plan of actions for one sync, including adoptions, releases, relabels and the
+//     readiness gate writes (ComputeGates), and the status to report. Whether a pod is updated in place is
+//     decided here, and the diff is computed here, once: each InPlaceUpdate carries the inplace.Update
+//     (images, labels and annotations to set and to remove) that the executor hands to the in-place engine
+//     (pkg/inplace), which applies it as it is. Each template is resolved and hashed once per plan;
 //   - Owner / ClaimOwner / PlanClaims: the TApp as pkg/controller/ownership sees pods and claims (which
 //     orphans it adopts, which it releases);
 //   - ForeignHashes / CompareToTemplate: how a pod whose hash labels this controller did not write (a pod of
@@ -44,7 +47,8 @@
 //     always (re)created, and deleting a finished pod restarts its instance; finished pods that do not
 //     migrate are kept, never deleted by the controller;
 //   - a running pod held by the in-place readiness gate reports Updating (and counts as alive);
-//   - in-place updates carry label/annotation removals, using the keys recorded on the pod by NewPod;
+//   - in-place updates carry label/annotation removals, using the keys recorded on the pod by NewPod; they
+//     never set nor remove tkestack.io/portmapping, whose value the network plugin writes on the pod;
 //   - claims this controller creates from volumeClaimTemplates have no owner reference (they carry
 //     tapp_instance_key) and are never deleted; an orphan claim named <claim>-<tapp>-<id> for a wanted id
 //     that matches spec.selector and does not carry tapp_instance_key (one the original controller created
