@@ -1,0 +1,139 @@
+package podtemplate
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	"github.com/tapp-io/tapp-apiserver/pkg/tapppod"
+)
+
+// buildPod returns the pod the TApp controller would create from template templateName (tapppod.New, as the
+// controller does), named with generateName "<tapp>-", and where its fields come from.
+func buildPod(tapp *tkestack.TApp, namespace, templateName string) (*corev1.Pod, *podPaths, error) {
+	t := &tapp.Spec.Template
+	paths := &podPaths{template: field.NewPath("spec", "template"), claimVolumes: map[int]int{}}
+	if templateName != tkestack.DefaultTemplateName {
+		pooled, ok := tapp.Spec.TemplatePool[templateName]
+		if !ok {
+			return nil, nil, fmt.Errorf("template %q not found in spec.templatePool", templateName)
+		}
+		t = &pooled
+		paths.template = field.NewPath("spec", "templatePool").Key(templateName)
+	}
+	id := instanceFor(tapp, templateName)
+	// Without a uid (only possible outside a real request) the pod has no owner reference, which would be
+	// invalid.
+	pod := tapppod.New(tapppod.Owner{
+		Name:                 tapp.Name,
+		Namespace:            namespace,
+		UID:                  tapp.UID,
+		ServiceName:          tapp.Spec.ServiceName,
+		VolumeClaimTemplates: tapp.Spec.VolumeClaimTemplates,
+	}, id, t)
+	pod.GenerateName = tapp.Name + "-"
+	pod.Name = ""
+
+	for i, volume := range pod.Spec.Volumes {
+		if volume.PersistentVolumeClaim == nil {
+			continue
+		}
+		for j, claim := range tapp.Spec.VolumeClaimTemplates {
+			if claim.Name == volume.Name && volume.PersistentVolumeClaim.ClaimName == tapppod.ClaimName(claim.Name, tapp.Name, id) {
+				paths.claimVolumes[i] = j
+			}
+		}
+	}
+	return pod, paths, nil
+}
+
+// instanceFor returns the instance id whose pod stands for the template: the lowest id assigned to it in
+// spec.templates, else 0.
+func instanceFor(tapp *tkestack.TApp, templateName string) string {
+	best := -1
+	for id, name := range tapp.Spec.Templates {
+		if name != templateName {
+			continue
+		}
+		if n, ok := tapppod.ParseID(id); ok && (best < 0 || n < best) {
+			best = n
+		}
+	}
+	if best < 0 {
+		best = 0
+	}
+	return strconv.Itoa(best)
+}
+
+// podPaths maps field paths of the dry-run pod to the TApp fields they come from.
+type podPaths struct {
+	// template is the path of the template: spec.template or spec.templatePool[<name>].
+	template *field.Path
+	// claimVolumes maps the index of a pod volume made from a volume claim template to that template's index.
+	claimVolumes map[int]int
+}
+
+// tappField returns the TApp field path of a field path of the pod.
+func (p *podPaths) tappField(podField string) string {
+	switch {
+	case podField == "" || podField == "<nil>":
+		return p.template.String()
+	case podField == "metadata.name" || podField == "metadata.generateName" || podField == "spec.hostname":
+		return "metadata.name"
+	case podField == "metadata.namespace":
+		return "metadata.namespace"
+	case podField == "spec.subdomain":
+		return "spec.serviceName"
+	}
+	if rest, ok := strings.CutPrefix(podField, "spec.volumes["); ok {
+		if end := strings.IndexByte(rest, ']'); end > 0 {
+			if i, err := strconv.Atoi(rest[:end]); err == nil {
+				if j, ok := p.claimVolumes[i]; ok {
+					return field.NewPath("spec", "volumeClaimTemplates").Index(j).String()
+				}
+			}
+		}
+	}
+	if strings.HasPrefix(podField, "[") {
+		return p.template.String() + podField
+	}
+	return p.template.String() + "." + podField
+}
+
+// causeErrors turns the causes of a 422 into field errors on the TApp. A 422 without causes (an admission
+// policy's denial, for instance) becomes one error on the template.
+func causeErrors(s metav1.Status, message string, paths *podPaths) field.ErrorList {
+	var causes []metav1.StatusCause
+	if s.Details != nil {
+		causes = s.Details.Causes
+	}
+	if len(causes) == 0 {
+		return field.ErrorList{field.Invalid(paths.template, field.OmitValueType{}, message)}
+	}
+	errs := make(field.ErrorList, 0, len(causes))
+	for _, c := range causes {
+		errs = append(errs, causeError(c, paths.tappField(c.Field)))
+	}
+	return errs
+}
+
+// causeError rebuilds the field error a cause was made from, on fieldPath: the cause's message is the error
+// body "<type text>[: <detail>]", which the rebuilt error reproduces exactly.
+func causeError(c metav1.StatusCause, fieldPath string) *field.Error {
+	t := field.ErrorType(c.Type)
+	text := t.String()
+	if !strings.HasPrefix(text, "<unknown") {
+		if c.Message == text {
+			return &field.Error{Type: t, Field: fieldPath, BadValue: field.OmitValueType{}}
+		}
+		if detail, ok := strings.CutPrefix(c.Message, text+": "); ok {
+			return &field.Error{Type: t, Field: fieldPath, BadValue: field.OmitValueType{}, Detail: detail}
+		}
+	}
+	return &field.Error{Type: field.ErrorTypeInvalid, Field: fieldPath, BadValue: field.OmitValueType{}, Detail: c.Message}
+}
