@@ -221,6 +221,11 @@ func (c *migrationCluster) installOriginals(t *testing.T, ctx context.Context) s
 
 	ns := "shop"
 	c.mustKubectl(t, "", "create", "namespace", ns)
+	// Pods are refused until the service account controller has made the namespace's default ServiceAccount.
+	pollUntil(t, time.Minute, "the default ServiceAccount of "+ns, func() error {
+		_, err := c.kubectl(t, "", "get", "serviceaccount", "default", "-n", ns)
+		return err
+	})
 
 	// tkestack/tapp's controller, stopped later: a Deployment with one ready replica.
 	c.mustKubectl(t, `apiVersion: apps/v1

@@ -127,7 +127,7 @@ func TestSecurity(t *testing.T) {
 	})
 
 	t.Run("anonymous request through kube-apiserver", func(t *testing.T) {
-		code, body := httpGet(t, &http.Transport{TLSClientConfig: &tls.Config{RootCAs: caPool(t, cluster.AdminConfig.TLSClientConfig.CAFile)}},
+		code, body := httpGet(t, &http.Transport{TLSClientConfig: &tls.Config{RootCAs: caPoolFromPEM(t, cluster.AdminConfig.TLSClientConfig.CAData)}},
 			cluster.AdminConfig.Host+tappPath, nil)
 		if code != http.StatusUnauthorized && code != http.StatusForbidden {
 			t.Fatalf("anonymous list of tapps: status %d, want 401 or 403; body: %s", code, body)
@@ -174,9 +174,15 @@ func caPool(t *testing.T, file string) *x509.CertPool {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return caPoolFromPEM(t, data)
+}
+
+// caPoolFromPEM is a pool of the PEM certificates in data (the admin kubeconfig embeds its CA).
+func caPoolFromPEM(t *testing.T, data []byte) *x509.CertPool {
+	t.Helper()
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(data) {
-		t.Fatalf("no certificate in %s", file)
+		t.Fatal("no PEM certificate")
 	}
 	return pool
 }
