@@ -181,79 +181,102 @@ type Plan struct {
 //     budget, so an update that fixes broken pods always progresses.
 //   - While the TApp is being deleted, nothing is done (the garbage collector removes the pods).
 func ComputePlan(tapp *tkestackv1.TApp, pods []*corev1.Pod, nodes NodeLookup, now time.Time) *Plan {
-	replicas := desiredReplicas(tapp)
 	owned, strays, byName, adopt, release := classify(tapp, pods)
-	templates := newTemplateCache(tapp)
-	plan := &Plan{Status: computeStatus(tapp, owned, templates)}
+	p := &planner{tapp: tapp, nodes: nodes, now: now, templates: newTemplateCache(tapp)}
+	p.plan.Status = computeStatus(tapp, owned, p.templates)
 	if tapp.DeletionTimestamp != nil {
-		return plan
+		return &p.plan
 	}
+	adopting := p.ownership(adopt, release)
+	candidates, available := p.instances(owned, strays)
+	p.creates(owned, byName, adopting)
+	p.updates(candidates, available)
+	plan := &p.plan
+	plan.Gates = ComputeGates(tapp, pods, plan)
+	sort.Slice(plan.Errors, func(i, j int) bool { return ordinal(plan.Errors[i].ID) < ordinal(plan.Errors[j].ID) })
+	plan.Deletes = sortDeletes(p.deletes)
+	plan.ForceDeletes = sortDeletes(p.forceDeletes)
+	return plan
+}
+
+// planner holds what ComputePlan builds up.
+type planner struct {
+	tapp                  *tkestackv1.TApp
+	nodes                 NodeLookup
+	now                   time.Time
+	templates             *templateCache
+	plan                  Plan
+	deletes, forceDeletes []deleteItem
+}
+
+// ownership records the adoptions and releases, and returns the names of the pods being adopted.
+func (p *planner) ownership(adopt, release []*corev1.Pod) map[string]bool {
 	adopting := map[string]bool{}
 	for _, pod := range adopt {
 		id, _ := InstanceID(pod)
 		adopting[pod.Name] = true
-		plan.Adoptions = append(plan.Adoptions, Adoption{ID: id, PodName: pod.Name, UID: pod.UID})
+		p.plan.Adoptions = append(p.plan.Adoptions, Adoption{ID: id, PodName: pod.Name, UID: pod.UID})
 	}
-	sort.Slice(plan.Adoptions, func(i, j int) bool { return ordinal(plan.Adoptions[i].ID) < ordinal(plan.Adoptions[j].ID) })
+	sort.Slice(p.plan.Adoptions, func(i, j int) bool { return ordinal(p.plan.Adoptions[i].ID) < ordinal(p.plan.Adoptions[j].ID) })
 	for _, pod := range release {
-		plan.Releases = append(plan.Releases, Release{PodName: pod.Name, UID: pod.UID})
+		p.plan.Releases = append(p.plan.Releases, Release{PodName: pod.Name, UID: pod.UID})
 	}
-	sort.Slice(plan.Releases, func(i, j int) bool { return plan.Releases[i].PodName < plan.Releases[j].PodName })
+	sort.Slice(p.plan.Releases, func(i, j int) bool { return p.plan.Releases[i].PodName < p.plan.Releases[j].PodName })
+	return adopting
+}
 
-	var deletes, forceDeletes []deleteItem
-	var requeue time.Duration
-	remove := func(n int, id string, pod *corev1.Pod, reason DeleteReason) {
-		if !isTerminating(pod) {
-			deletes = append(deletes, deleteItem{n, Delete{id, pod.Name, pod.UID, reason}})
-			return
-		}
-		if !tapp.Spec.ForceDeletePod || nodes == nil || pod.Spec.NodeName == "" || !nodes(pod.Spec.NodeName).lost() {
-			return
-		}
-		if wait := pod.DeletionTimestamp.Time.Sub(now); wait > 0 {
-			if requeue == 0 || wait < requeue {
-				requeue = wait
-			}
-			return
-		}
-		forceDeletes = append(forceDeletes, deleteItem{n, Delete{id, pod.Name, pod.UID, ReasonNodeLost}})
+// remove deletes pod (ordinal n, -1 for a stray) for reason; a terminating pod is waited for, or
+// force-deleted once its node is lost and its deletion deadline has passed.
+func (p *planner) remove(n int, id string, pod *corev1.Pod, reason DeleteReason) {
+	if !isTerminating(pod) {
+		p.deletes = append(p.deletes, deleteItem{n, Delete{id, pod.Name, pod.UID, reason}})
+		return
 	}
+	if !p.tapp.Spec.ForceDeletePod || p.nodes == nil || pod.Spec.NodeName == "" || !p.nodes(pod.Spec.NodeName).lost() {
+		return
+	}
+	if wait := pod.DeletionTimestamp.Time.Sub(p.now); wait > 0 {
+		if p.plan.RequeueAfter == 0 || wait < p.plan.RequeueAfter {
+			p.plan.RequeueAfter = wait
+		}
+		return
+	}
+	p.forceDeletes = append(p.forceDeletes, deleteItem{n, Delete{id, pod.Name, pod.UID, ReasonNodeLost}})
+}
+
+// instances decides the removals of strays and instance pods, and the relabels; it returns the live pods of
+// wanted instances that need an update, and the available ones by ordinal.
+func (p *planner) instances(owned map[int]*corev1.Pod, strays []*corev1.Pod) ([]candidate, map[int]bool) {
+	tapp, replicas := p.tapp, desiredReplicas(p.tapp)
 	for _, pod := range strays {
-		remove(-1, "", pod, ReasonStray)
+		p.remove(-1, "", pod, ReasonStray)
 	}
-
 	var candidates []candidate
 	available := map[int]bool{}
-	wanted := 0
-	for n := 0; n < replicas; n++ {
-		if !IsKilled(tapp, idString(n)) {
-			wanted++
-		}
-	}
 	for _, n := range sortedOrdinals(owned) {
 		pod, id := owned[n], idString(n)
 		switch {
 		case n >= replicas:
-			remove(n, id, pod, ReasonScaleDown)
+			p.remove(n, id, pod, ReasonScaleDown)
 			continue
 		case IsKilled(tapp, id):
-			remove(n, id, pod, ReasonKilled)
+			p.remove(n, id, pod, ReasonKilled)
 			continue
 		case isTerminating(pod):
-			remove(n, id, pod, "")
+			p.remove(n, id, pod, "")
 			continue
 		case isFinished(pod):
 			if ShouldMigrate(tapp, pod) {
-				remove(n, id, pod, ReasonMigrate)
+				p.remove(n, id, pod, ReasonMigrate)
 			}
 			continue
 		}
 		if IsAvailable(pod) {
 			available[n] = true
 		}
-		t := templates.forID(id)
+		t := p.templates.forID(id)
 		if t.err != nil {
-			plan.Errors = append(plan.Errors, InstanceError{ID: id, Template: t.name, Message: t.err.Error()})
+			p.plan.Errors = append(p.plan.Errors, InstanceError{ID: id, Template: t.name, Message: t.err.Error()})
 			continue
 		}
 		if pod.Labels[TemplateHashLabel] == t.hash {
@@ -263,13 +286,13 @@ func ComputePlan(tapp *tkestackv1.TApp, pods []*corev1.Pod, nodes NodeLookup, no
 		if ForeignHashes(pod) {
 			want, err := NewPod(tapp, id)
 			if err != nil {
-				plan.Errors = append(plan.Errors, InstanceError{ID: id, Template: t.name, Message: err.Error()})
+				p.plan.Errors = append(p.plan.Errors, InstanceError{ID: id, Template: t.name, Message: err.Error()})
 				continue
 			}
 			match, _ := CompareToTemplate(&want.Spec, &pod.Spec)
 			if match == RunsTemplate {
 				if u, ok := t.inPlaceUpdate(id, pod); ok && len(u.Images) == 0 {
-					plan.Relabels = append(plan.Relabels, u)
+					p.plan.Relabels = append(p.plan.Relabels, u)
 					continue
 				}
 			}
@@ -277,27 +300,43 @@ func ComputePlan(tapp *tkestackv1.TApp, pods []*corev1.Pod, nodes NodeLookup, no
 		}
 		candidates = append(candidates, candidate{n: n, pod: pod, template: t, inPlace: inPlace})
 	}
+	return candidates, available
+}
 
-	for n := 0; n < replicas; n++ {
+// creates decides the creations of the wanted instances without a pod, and the conflicts.
+func (p *planner) creates(owned map[int]*corev1.Pod, byName map[string]*corev1.Pod, adopting map[string]bool) {
+	tapp := p.tapp
+	for n := 0; n < desiredReplicas(tapp); n++ {
 		id := idString(n)
 		if _, ok := owned[n]; ok || IsKilled(tapp, id) {
 			continue
 		}
 		if other, ok := byName[PodName(tapp, id)]; ok {
 			if !IsControlledBy(other, tapp) && !adopting[other.Name] {
-				plan.Conflicts = append(plan.Conflicts, Conflict{ID: id, PodName: other.Name, Owner: podDescription(other)})
+				p.plan.Conflicts = append(p.plan.Conflicts, Conflict{ID: id, PodName: other.Name, Owner: podDescription(other)})
 			}
 			// A stray pod of ours holds the name (deleted above, or being released), or the pod is
 			// being adopted: decide again from the next snapshot.
 			continue
 		}
-		if t := templates.forID(id); t.err != nil {
-			plan.Errors = append(plan.Errors, InstanceError{ID: id, Template: t.name, Message: t.err.Error()})
+		if t := p.templates.forID(id); t.err != nil {
+			p.plan.Errors = append(p.plan.Errors, InstanceError{ID: id, Template: t.name, Message: t.err.Error()})
 			continue
 		}
-		plan.Creates = append(plan.Creates, id)
+		p.plan.Creates = append(p.plan.Creates, id)
 	}
+}
 
+// updates decides which candidates are updated now, within the budgets, and how: in place or by
+// recreation.
+func (p *planner) updates(candidates []candidate, available map[int]bool) {
+	tapp := p.tapp
+	wanted := 0
+	for n := 0; n < desiredReplicas(tapp); n++ {
+		if !IsKilled(tapp, idString(n)) {
+			wanted++
+		}
+	}
 	rolling := RollingTemplateName(tapp)
 	var forced, rolled []candidate
 	for _, c := range candidates {
@@ -330,18 +369,12 @@ func ComputePlan(tapp *tkestackv1.TApp, pods []*corev1.Pod, nodes NodeLookup, no
 		id := idString(c.n)
 		if c.inPlace {
 			if u, ok := c.template.inPlaceUpdate(id, c.pod); ok {
-				plan.InPlaceUpdates = append(plan.InPlaceUpdates, u)
+				p.plan.InPlaceUpdates = append(p.plan.InPlaceUpdates, u)
 				continue
 			}
 		}
-		plan.Recreates = append(plan.Recreates, Recreate{ID: id, PodName: c.pod.Name, UID: c.pod.UID, Template: c.template.name})
+		p.plan.Recreates = append(p.plan.Recreates, Recreate{ID: id, PodName: c.pod.Name, UID: c.pod.UID, Template: c.template.name})
 	}
-	plan.Gates = ComputeGates(tapp, pods, plan)
-	sort.Slice(plan.Errors, func(i, j int) bool { return ordinal(plan.Errors[i].ID) < ordinal(plan.Errors[j].ID) })
-	plan.Deletes = sortDeletes(deletes)
-	plan.ForceDeletes = sortDeletes(forceDeletes)
-	plan.RequeueAfter = requeue
-	return plan
 }
 
 // MaxUnavailable resolves a budget against total wanted instances: an integer is taken as is (negative
