@@ -16,8 +16,8 @@ var recorded = []struct {
 	body string
 	want Class
 }{
-	{"exceeded quota", `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods \"web-abcde\" is forbidden: exceeded quota: pods, requested: pods=1, used: pods=1, limited: pods=1","reason":"Forbidden","details":{"name":"web-abcde","kind":"pods"},"code":403}`, UsageQuota},
-	{"quota status unknown", `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods \"web-abcde\" is forbidden: status unknown for quota: pods, resources: pods","reason":"Forbidden","details":{"name":"web-abcde","kind":"pods"},"code":403}`, UsageQuota},
+	{"exceeded quota", `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods \"web-abcde\" is forbidden: exceeded quota: no-pods, requested: pods=1, used: pods=0, limited: pods=0","reason":"Forbidden","details":{"name":"web-abcde","kind":"pods"},"code":403}`, UsageQuota},
+	{"quota status unknown", `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods \"web-abcde\" is forbidden: status unknown for quota: no-pods, resources: pods","reason":"Forbidden","details":{"name":"web-abcde","kind":"pods"},"code":403}`, UsageQuota},
 	{"quota needs limits", `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods \"web-abcde\" is forbidden: failed quota: compute: must specify limits.cpu for: app","reason":"Forbidden","details":{"name":"web-abcde","kind":"pods"},"code":403}`, Refused},
 	{"missing service account", `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods \"web-\" is forbidden: error looking up service account ns1/runner: serviceaccount \"runner\" not found","reason":"Forbidden","details":{"name":"web-","kind":"pods"},"code":403}`, MissingServiceAccount},
 	{"missing priority class", `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods \"web-\" is forbidden: no PriorityClass with name high was found","reason":"Forbidden","details":{"name":"web-","kind":"pods"},"code":403}`, MissingReference},
