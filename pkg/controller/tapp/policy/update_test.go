@@ -1,10 +1,12 @@
 package policy
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/inplace"
 )
@@ -53,5 +55,53 @@ func TestInPlaceUpdateMovesPodToNewTemplate(t *testing.T) {
 	}
 	if !inplace.InProgress(updated) {
 		t.Errorf("image change must record an in-place state")
+	}
+}
+
+// Gates: which pods need a gate write, from the pods' in-place state and the kubelet's container statuses.
+func TestComputeGates(t *testing.T) {
+	tapp := newTApp(6)
+	var pods []*corev1.Pod
+	for _, id := range []string{"0", "1", "2", "3", "4", "5"} {
+		pods = append(pods, mustPod(t, tapp, id))
+	}
+	// 0: up to date, gate True: nothing. 1: gate False, no update in progress: True.
+	setCond(pods[1], InPlaceUpdateGate, corev1.ConditionFalse)
+	// 2, 3, 4: an image update in progress; the kubelet has restarted 2's container, 3's cannot pull its
+	// image, 4's still runs the old one.
+	for _, pod := range pods[2:5] {
+		pod.Status.ContainerStatuses[0].ImageID = "sha256:old"
+		pod.Status.ContainerStatuses[0].Image = "nginx:1"
+		pod.Status.ContainerStatuses[0].State.Running = &corev1.ContainerStateRunning{}
+		updated, err := inplace.UpdatedPod(pod, inplace.Update{Images: map[string]string{"main": "nginx:2"}}, testNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		setCond(updated, InPlaceUpdateGate, corev1.ConditionFalse)
+		*pod = *updated
+	}
+	pods[2].Status.ContainerStatuses[0] = corev1.ContainerStatus{Name: "main", Image: "nginx:2", ImageID: "sha256:new", Ready: true,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+	pods[3].Status.ContainerStatuses[0] = corev1.ContainerStatus{Name: "main", Image: "nginx:2",
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "not found"}}}
+	// 5: terminating, gate False: left alone.
+	setCond(pods[5], InPlaceUpdateGate, corev1.ConditionFalse)
+	pods[5].DeletionTimestamp = &metav1.Time{Time: testNow}
+
+	gates := ComputeGates(tapp, pods, &Plan{})
+	var got []string
+	for _, g := range gates {
+		got = append(got, g.PodName+"="+string(g.Action))
+		if g.Action == GateFailed && g.Message == "" {
+			t.Errorf("gate %+v: no message", g)
+		}
+	}
+	want := []string{"app-1=True", "app-2=Complete", "app-3=Failed"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("gates = %v, want %v", got, want)
+	}
+	// Pods the plan updates are left to the update.
+	if gates := ComputeGates(tapp, pods, &Plan{InPlaceUpdates: []InPlaceUpdate{{PodName: "app-1"}}, Relabels: []InPlaceUpdate{{PodName: "app-2"}}}); len(gates) != 1 || gates[0].PodName != "app-3" {
+		t.Errorf("gates = %+v, want only app-3", gates)
 	}
 }
