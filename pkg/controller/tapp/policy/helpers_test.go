@@ -48,7 +48,7 @@ func newTApp(replicas int32) *tkestackv1.TApp {
 }
 
 // mustPod builds the pod of id from the TApp as it is now, Running and Ready, with the gate condition True.
-func mustPod(t *testing.T, tapp *tkestackv1.TApp, id string) *corev1.Pod {
+func mustPod(t testing.TB, tapp *tkestackv1.TApp, id string) *corev1.Pod {
 	t.Helper()
 	pod, err := NewPod(tapp, id)
 	if err != nil {
