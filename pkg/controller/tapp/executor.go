@@ -367,7 +367,7 @@ func (c *Controller) updateInPlace(ctx context.Context, key string, tapp *tkesta
 			return c.updateFailed(tapp, pod, err)
 		}
 	}
-	c.expectations.expectUpdate(key, pod.Name, u.Labels[policy.TemplateHashLabel])
+	c.expectations.expectUpdate(key, pod.Name, u.Revision)
 	_, err = c.updater.Apply(ctx, cur, u.Update)
 	metrics.CountAction("inplace-update", err)
 	if err != nil {
