@@ -55,8 +55,8 @@ type Delete struct {
 //   - Annotations are the template's annotations with the new TemplateKeysAnnotation, without
 //     tkestack.io/portmapping (the pod's value, if any, is kept; none is added) and without the engine's
 //     state annotation;
-//   - RemoveAnnotations: like RemoveLabels, for annotations (never tkestack.io/portmapping nor
-//     TemplateKeysAnnotation), sorted.
+//   - RemoveAnnotations: like RemoveLabels, for annotations (never tkestack.io/portmapping,
+//     TemplateKeysAnnotation nor the state annotation), sorted.
 type InPlaceUpdate struct {
 	ID       string
 	PodName  string
