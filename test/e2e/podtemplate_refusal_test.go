@@ -30,13 +30,7 @@ func TestPodTemplateRefusalClasses(t *testing.T) {
 
 	// A ResourceQuota demanding cpu limits.
 	ctx := testContext(t, 60*time.Second)
-	if _, err := kubeClient.CoreV1().ResourceQuotas(ns).Create(ctx, &corev1.ResourceQuota{
-		ObjectMeta: metav1.ObjectMeta{Name: "compute"},
-		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourceLimitsCPU: resource.MustParse("4")}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitQuotaComputed(t, ns, "compute")
+	newQuota(t, ns, "compute", corev1.ResourceLimitsCPU, "4")
 
 	// A LimitRange allowing at most 1 cpu per container (in a namespace of its own: its max is also the
 	// default limit, which would satisfy the quota above).
@@ -55,13 +49,7 @@ func TestPodTemplateRefusalClasses(t *testing.T) {
 	// A namespace whose pods count is exhausted.
 	full := newNamespace(t, "refusal-full")
 	waitDefaultServiceAccount(t, full)
-	if _, err := kubeClient.CoreV1().ResourceQuotas(full).Create(ctx, &corev1.ResourceQuota{
-		ObjectMeta: metav1.ObjectMeta{Name: "no-pods"},
-		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitQuotaComputed(t, full, "no-pods")
+	newQuota(t, full, "no-pods", corev1.ResourcePods, "0")
 
 	// A namespace kept terminating by a finalizer on an object in it.
 	terminating := newTerminatingNamespace(t)
@@ -160,19 +148,25 @@ func describe(err error) string {
 	return err.Error()
 }
 
-// waitQuotaComputed waits until the quota controller has written the status of quota: until then the
-// quota plugin refuses pods with "status unknown for quota".
-func waitQuotaComputed(t *testing.T, ns, quota string) {
+// newQuota creates a ResourceQuota with one hard limit in ns and waits until the quota controller has
+// written its status: until then the quota plugin refuses pods with "status unknown for quota".
+func newQuota(t *testing.T, ns, quotaName string, name corev1.ResourceName, hard string) {
 	t.Helper()
-	eventually(t, 60*time.Second, "status of quota "+ns+"/"+quota, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		q, err := kubeClient.CoreV1().ResourceQuotas(ns).Get(ctx, quota, metav1.GetOptions{})
+	ctx := testContext(t, 30*time.Second)
+	quota := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: quotaName},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{name: resource.MustParse(hard)}},
+	}
+	if _, err := kubeClient.CoreV1().ResourceQuotas(ns).Create(ctx, quota, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "status of quota "+ns+"/"+quotaName, func() error {
+		q, err := kubeClient.CoreV1().ResourceQuotas(ns).Get(ctx, quota.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		if len(q.Status.Hard) == 0 {
-			return fmt.Errorf("no status yet")
+			return errors.New("no status yet")
 		}
 		return nil
 	})
