@@ -62,15 +62,13 @@ func PodLabels(t *corev1.PodTemplateSpec, id string) map[string]string {
 	return tapppod.Labels(t, id)
 }
 
-type templateKeys = tapppod.TemplateKeys
-
 // templateKeysValue is the TemplateKeysAnnotation value for template t.
 func templateKeysValue(t *corev1.PodTemplateSpec) string {
 	return tapppod.TemplateKeysValue(t)
 }
 
 // recordedTemplateKeys reads TemplateKeysAnnotation from a pod; pods without it have no recorded keys.
-func recordedTemplateKeys(pod *corev1.Pod) templateKeys {
+func recordedTemplateKeys(pod *corev1.Pod) tapppod.TemplateKeys {
 	return tapppod.RecordedTemplateKeys(pod)
 }
 
