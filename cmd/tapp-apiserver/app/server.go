@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -74,10 +75,17 @@ func Run(ctx context.Context, o *Options) error {
 		if err != nil {
 			return err
 		}
+		// A controller that cannot start, or the loss of the controllers' Lease, stops the server: the process
+		// exits non-zero and is restarted, as kube-controller-manager is, instead of serving without
+		// controllers or running half-stopped ones.
+		var stop context.CancelCauseFunc
+		ctx, stop = context.WithCancelCause(ctx)
+		defer stop(nil)
 		server.GenericAPIServer.AddPostStartHookOrDie("start-controllers", func(hook genericapiserver.PostStartHookContext) error {
 			go func() {
 				if err := manager.Run(ctx, o.Controllers, kubeConfig, hook.LoopbackClientConfig); err != nil {
-					klog.ErrorS(err, "Controllers stopped")
+					klog.ErrorS(err, "Controllers failed: stopping the server")
+					stop(fmt.Errorf("%w: %w", errControllers, err))
 				}
 			}()
 			return nil
@@ -89,8 +97,17 @@ func Run(ctx context.Context, o *Options) error {
 			return writeKubeconfig(o.WriteKubeconfig, serving)
 		})
 	}
-	return server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
+	if err := server.GenericAPIServer.PrepareRun().RunWithContext(ctx); err != nil {
+		return err
+	}
+	if cause := context.Cause(ctx); errors.Is(cause, errControllers) {
+		return cause
+	}
+	return nil
 }
+
+// errControllers is why the server stopped when its controllers failed.
+var errControllers = errors.New("the embedded controllers failed")
 
 // clusterConfig is the client configuration of the cluster the controllers work in: --kubeconfig, else the
 // in-cluster configuration.

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -57,119 +59,202 @@ type initFunc func(*Context) (Controller, error)
 
 // Run runs the enabled controllers until ctx is done. kubeConfig reaches the cluster (pods, nodes, events,
 // workloads, the Lease); serverConfig reaches this server (TApps, YurtAppDaemons, NodePools). With leader
-// election, the controllers run only while this process holds the Lease; when it is lost they are stopped
-// and the process campaigns again.
+// election, the controllers run only while this process holds the Lease.
+//
+// Run returns an error when a controller cannot be built (none runs then) or when this process loses the
+// Lease it held; the caller stops the process, as kube-controller-manager does, so that it is restarted
+// and campaigns afresh. It returns nil when ctx is done.
 func Run(ctx context.Context, o *Options, kubeConfig, serverConfig *rest.Config) error {
 	enabled := o.Enabled()
 	if len(enabled) == 0 {
 		klog.InfoS("No controllers enabled")
 		return nil
 	}
+	m, err := newManager(ctx, o, kubeConfig, serverConfig)
+	if err != nil {
+		return err
+	}
+	defer m.broadcaster.Shutdown()
+	if !o.LeaderElection.LeaderElect {
+		return m.runControllers(ctx, enabled)
+	}
+	return m.runWhileLeading(ctx, enabled)
+}
+
+// manager holds what the controllers of every leadership term share.
+type manager struct {
+	o *Options
+	// kubeClient and client back the shared informers, the events and the Lease.
+	kubeClient  kubernetes.Interface
+	client      versioned.Interface
+	broadcaster record.EventBroadcaster
+	recorder    record.EventRecorder
+	// newClients gives each controller clients with rate limits of their own.
+	newClients func() (kube, podStatus kubernetes.Interface, client versioned.Interface, err error)
+	// controllers builds a controller by name.
+	controllers map[string]initFunc
+}
+
+// newManager creates the shared clients and the event broadcaster.
+func newManager(ctx context.Context, o *Options, kubeConfig, serverConfig *rest.Config) (*manager, error) {
 	kubeClient, err := kubernetes.NewForConfig(withLimits(kubeConfig, o))
 	if err != nil {
-		return fmt.Errorf("client of the cluster: %w", err)
+		return nil, fmt.Errorf("client of the cluster: %w", err)
 	}
 	client, err := versioned.NewForConfig(withLimits(serverConfig, o))
 	if err != nil {
-		return fmt.Errorf("client of tapp-apiserver: %w", err)
+		return nil, fmt.Errorf("client of tapp-apiserver: %w", err)
 	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return err
+		return nil, err
 	}
 	if err := tappscheme.AddToScheme(scheme); err != nil {
-		return err
+		return nil, err
 	}
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartStructuredLogging(3)
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kubeClient.CoreV1().Events("")})
-	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: Component})
-
-	runControllers := func(ctx context.Context) {
-		c := &Context{
-			KubeClient:    kubeClient,
-			Client:        client,
-			KubeInformers: informers.NewSharedInformerFactory(kubeClient, o.ResyncPeriod),
-			Informers:     externalversions.NewSharedInformerFactory(client, o.ResyncPeriod),
-			Recorder:      recorder,
-		}
-		var running []Controller
-		for _, name := range enabled {
-			// Every controller gets clients with rate limits of their own, as kube-controller-manager's
-			// controllers do, so that one busy controller does not slow the others down.
-			own := *c
-			var err error
-			if own.KubeClient, err = kubernetes.NewForConfig(withLimits(kubeConfig, o)); err == nil {
-				own.PodStatusClient, err = kubernetes.NewForConfig(withLimits(kubeConfig, o))
-			}
-			if err == nil {
-				own.Client, err = versioned.NewForConfig(withLimits(serverConfig, o))
-			}
+	return &manager{
+		o:           o,
+		kubeClient:  kubeClient,
+		client:      client,
+		broadcaster: broadcaster,
+		recorder:    broadcaster.NewRecorder(scheme, corev1.EventSource{Component: Component}),
+		// Every controller gets clients with rate limits of their own, as kube-controller-manager's
+		// controllers do, so that one busy controller does not slow the others down.
+		newClients: func() (kubernetes.Interface, kubernetes.Interface, versioned.Interface, error) {
+			kube, err := kubernetes.NewForConfig(withLimits(kubeConfig, o))
 			if err != nil {
-				klog.ErrorS(err, "Cannot create the clients of a controller", "controller", name)
-				continue
+				return nil, nil, nil, err
 			}
-			ctrl, err := registry[name](&own)
+			podStatus, err := kubernetes.NewForConfig(withLimits(kubeConfig, o))
 			if err != nil {
-				klog.ErrorS(err, "Cannot start controller", "controller", name)
-				continue
+				return nil, nil, nil, err
 			}
-			klog.InfoS("Starting controller", "controller", name, "workers", o.Workers)
-			running = append(running, ctrl)
-		}
-		c.KubeInformers.Start(ctx.Done())
-		c.Informers.Start(ctx.Done())
-		var wg sync.WaitGroup
-		for _, ctrl := range running {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ctrl.Run(ctx, o.Workers)
-			}()
-		}
-		wg.Wait()
-		c.KubeInformers.Shutdown()
-		c.Informers.Shutdown()
-	}
+			client, err := versioned.NewForConfig(withLimits(serverConfig, o))
+			return kube, podStatus, client, err
+		},
+		controllers: registry,
+	}, nil
+}
 
-	if !o.LeaderElection.LeaderElect {
-		runControllers(ctx)
-		return nil
+// runControllers builds the named controllers on fresh informer factories, starts the informers and runs
+// the controllers until ctx is done. If any controller cannot be built, none runs and the error says which.
+func (m *manager) runControllers(ctx context.Context, names []string) error {
+	c := &Context{
+		KubeClient:    m.kubeClient,
+		Client:        m.client,
+		KubeInformers: informers.NewSharedInformerFactory(m.kubeClient, m.o.ResyncPeriod),
+		Informers:     externalversions.NewSharedInformerFactory(m.client, m.o.ResyncPeriod),
+		Recorder:      m.recorder,
 	}
+	defer c.KubeInformers.Shutdown()
+	defer c.Informers.Shutdown()
+	running, err := m.build(c, names)
+	if err != nil {
+		return err
+	}
+	c.KubeInformers.Start(ctx.Done())
+	c.Informers.Start(ctx.Done())
+	var wg sync.WaitGroup
+	for name, ctrl := range running {
+		klog.InfoS("Starting controller", "controller", name, "workers", m.o.Workers)
+		wg.Go(func() { ctrl.Run(ctx, m.o.Workers) })
+	}
+	wg.Wait()
+	return nil
+}
+
+// build builds every named controller, each with clients of its own, from c.
+func (m *manager) build(c *Context, names []string) (map[string]Controller, error) {
+	running := make(map[string]Controller, len(names))
+	var errs []error
+	for _, name := range names {
+		own := *c
+		var err error
+		if own.KubeClient, own.PodStatusClient, own.Client, err = m.newClients(); err != nil {
+			errs = append(errs, fmt.Errorf("controller %s: creating its clients: %w", name, err))
+			continue
+		}
+		ctrl, err := m.controllers[name](&own)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("controller %s cannot start: %w", name, err))
+			continue
+		}
+		running[name] = ctrl
+	}
+	if len(errs) > 0 {
+		return nil, utilerrors.NewAggregate(errs)
+	}
+	return running, nil
+}
+
+// runWhileLeading campaigns for the Lease and runs the controllers while this process holds it. It returns
+// once the controllers have stopped: nil when ctx is done, an error when they could not be built (the Lease
+// is released) or when the Lease was lost.
+func (m *manager) runWhileLeading(ctx context.Context, names []string) error {
+	le := m.o.LeaderElection
 	hostname, _ := os.Hostname()
 	identity := hostname + "_" + string(uuid.NewUUID())
-	le := o.LeaderElection
 	lock, err := resourcelock.New(le.ResourceLock, le.ResourceNamespace, le.ResourceName,
-		kubeClient.CoreV1(), kubeClient.CoordinationV1(),
-		resourcelock.ResourceLockConfig{Identity: identity, EventRecorder: recorder})
+		m.kubeClient.CoreV1(), m.kubeClient.CoordinationV1(),
+		resourcelock.ResourceLockConfig{Identity: identity, EventRecorder: m.recorder})
 	if err != nil {
 		return fmt.Errorf("leader election lock: %w", err)
 	}
-	for ctx.Err() == nil {
-		elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-			Lock:            lock,
-			Name:            Component,
-			LeaseDuration:   le.LeaseDuration.Duration,
-			RenewDeadline:   le.RenewDeadline.Duration,
-			RetryPeriod:     le.RetryPeriod.Duration,
-			ReleaseOnCancel: true,
-			Callbacks: leaderelection.LeaderCallbacks{
-				OnStartedLeading: runControllers,
-				OnStoppedLeading: func() { klog.InfoS("Controllers stopped: not the leader", "identity", identity) },
-				OnNewLeader: func(leader string) {
-					if leader != identity {
-						klog.InfoS("Controllers are run by another replica", "leader", leader)
-					}
-				},
+	electing, stopElecting := context.WithCancel(ctx)
+	defer stopElecting()
+	var (
+		started    atomic.Bool
+		stopped    = make(chan struct{})
+		controlErr error
+	)
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		Name:            Component,
+		LeaseDuration:   le.LeaseDuration.Duration,
+		RenewDeadline:   le.RenewDeadline.Duration,
+		RetryPeriod:     le.RetryPeriod.Duration,
+		ReleaseOnCancel: true,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(leading context.Context) {
+				started.Store(true)
+				defer close(stopped)
+				klog.InfoS("Leading: starting the controllers", "identity", identity)
+				if controlErr = m.runControllers(leading, names); controlErr != nil {
+					stopElecting() // releases the Lease for another replica
+				}
 			},
-		})
-		if err != nil {
-			return err
-		}
-		elector.Run(ctx)
+			// The outcome is reported once the controllers have stopped, below.
+			OnStoppedLeading: func() {},
+			OnNewLeader: func(leader string) {
+				if leader != identity {
+					klog.InfoS("Controllers are run by another replica", "leader", leader)
+				}
+			},
+		},
+	})
+	if err != nil {
+		return err
 	}
-	return nil
+	// Run returns when ctx is done, when the controllers stop electing, or when the Lease is lost; the last
+	// two only after this process has led.
+	elector.Run(electing)
+	if ctx.Err() != nil && !started.Load() {
+		return nil // done while campaigning
+	}
+	<-stopped
+	switch {
+	case controlErr != nil:
+		return controlErr
+	case ctx.Err() != nil:
+		klog.InfoS("Controllers stopped", "identity", identity)
+		return nil
+	default:
+		return fmt.Errorf("lost the Lease %s/%s that elects the replica running the controllers; the controllers "+
+			"have stopped", le.ResourceNamespace, le.ResourceName)
+	}
 }
 
 // withLimits copies config with the controllers' user agent and rate limits.
