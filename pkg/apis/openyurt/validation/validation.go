@@ -101,13 +101,7 @@ func ValidateYurtAppDaemonStatusUpdate(newObj, oldObj *openyurt.YurtAppDaemon) f
 
 // workloadKind is the kind of workload a template renders, or "" when it holds none or both.
 func workloadKind(t *openyurt.WorkloadTemplate) openyurt.TemplateType {
-	switch {
-	case t.DeploymentTemplate != nil && t.StatefulSetTemplate == nil:
-		return openyurt.DeploymentTemplateType
-	case t.StatefulSetTemplate != nil && t.DeploymentTemplate == nil:
-		return openyurt.StatefulSetTemplateType
-	}
-	return ""
+	return openyurt.WorkloadTemplateType(t.DeploymentTemplate != nil, t.StatefulSetTemplate != nil)
 }
 
 func validateYurtAppDaemonSpec(spec *openyurt.YurtAppDaemonSpec, fldPath *field.Path) field.ErrorList {
@@ -148,10 +142,11 @@ func validateYurtAppDaemonSpec(spec *openyurt.YurtAppDaemonSpec, fldPath *field.
 	wt := &spec.WorkloadTemplate
 	wtPath := fldPath.Child("workloadTemplate")
 	switch {
-	case wt.DeploymentTemplate == nil && wt.StatefulSetTemplate == nil:
-		allErrs = append(allErrs, field.Required(wtPath, templateRequiredMsg))
-	case wt.DeploymentTemplate != nil && wt.StatefulSetTemplate != nil:
+	case workloadKind(wt) != "":
+	case wt.DeploymentTemplate != nil:
 		allErrs = append(allErrs, field.Forbidden(wtPath, templateBothMsg))
+	default:
+		allErrs = append(allErrs, field.Required(wtPath, templateRequiredMsg))
 	}
 	if t := wt.DeploymentTemplate; t != nil {
 		allErrs = append(allErrs, validateDeploymentTemplate(t, spec.Selector, selector, wtPath.Child("deploymentTemplate"))...)

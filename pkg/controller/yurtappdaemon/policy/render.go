@@ -24,20 +24,15 @@ const (
 	StatefulSetKind = v1alpha1.TemplateType(openyurt.StatefulSetTemplateType)
 )
 
-// TemplateType returns the kind of the workload template, or an error when the YurtAppDaemon has no
-// template or both.
+// TemplateType returns the kind of the workload template (openyurt.WorkloadTemplateType), or an error when
+// the YurtAppDaemon has no template or both: nothing is rendered from it.
 func TemplateType(yad *v1alpha1.YurtAppDaemon) (v1alpha1.TemplateType, error) {
-	t := yad.Spec.WorkloadTemplate
-	switch {
-	case t.DeploymentTemplate != nil && t.StatefulSetTemplate != nil:
-		return "", fmt.Errorf("workloadTemplate must hold only one of deploymentTemplate and statefulSetTemplate")
-	case t.DeploymentTemplate != nil:
-		return DeploymentKind, nil
-	case t.StatefulSetTemplate != nil:
-		return StatefulSetKind, nil
-	default:
-		return "", fmt.Errorf("workloadTemplate must hold one of deploymentTemplate and statefulSetTemplate")
+	t := &yad.Spec.WorkloadTemplate
+	kind := openyurt.WorkloadTemplateType(t.DeploymentTemplate != nil, t.StatefulSetTemplate != nil)
+	if kind == "" {
+		return "", fmt.Errorf("workloadTemplate must hold exactly one of deploymentTemplate and statefulSetTemplate")
 	}
+	return v1alpha1.TemplateType(kind), nil
 }
 
 // RenderDeployment returns the Deployment of pool at revision (a RevisionName) for a YurtAppDaemon with a

@@ -86,15 +86,11 @@ func (strategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object
 	return nil
 }
 
-// templateType is the kind of workload the spec asks for.
+// templateType is the kind of workload the spec asks for; "" when it holds none or both templates, which
+// validation refuses.
 func templateType(yad *openyurt.YurtAppDaemon) openyurt.TemplateType {
-	switch {
-	case yad.Spec.WorkloadTemplate.DeploymentTemplate != nil:
-		return openyurt.DeploymentTemplateType
-	case yad.Spec.WorkloadTemplate.StatefulSetTemplate != nil:
-		return openyurt.StatefulSetTemplateType
-	}
-	return ""
+	t := &yad.Spec.WorkloadTemplate
+	return openyurt.WorkloadTemplateType(t.DeploymentTemplate != nil, t.StatefulSetTemplate != nil)
 }
 
 type statusStrategy struct {
