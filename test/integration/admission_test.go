@@ -63,7 +63,7 @@ func clusterModeChain(t *testing.T) admission.ValidationInterface {
 	t.Helper()
 	kube := fake.NewClientset(
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns1"}, Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive}},
-		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", Labels: map[string]string{nodepool.DesiredNodePoolLabel: "busy"}}},
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", Labels: map[string]string{openyurt.DesiredNodePoolLabel: "busy"}}},
 	)
 	kube.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		create := action.(clienttesting.CreateActionImpl)

@@ -37,9 +37,6 @@ import (
 // PluginName is the name of the admission plugin.
 const PluginName = "NodePoolInUse"
 
-// DesiredNodePoolLabel on a node asks for it to join the named pool.
-const DesiredNodePoolLabel = "apps.openyurt.io/desired-nodepool"
-
 // maxListedNodes bounds how many node names a refusal lists.
 const maxListedNodes = 10
 
@@ -122,7 +119,7 @@ type member struct {
 // members returns the nodes labelled into the pool, sorted by name.
 func (p *Plugin) members(pool string) ([]member, error) {
 	byName := map[string]*member{}
-	for _, key := range []string{DesiredNodePoolLabel, openyurt.NodePoolLabel} {
+	for _, key := range []string{openyurt.DesiredNodePoolLabel, openyurt.NodePoolLabel} {
 		nodes, err := p.nodes.List(labels.SelectorFromSet(labels.Set{key: pool}))
 		if err != nil {
 			return nil, err
@@ -133,7 +130,7 @@ func (p *Plugin) members(pool string) ([]member, error) {
 				m = &member{name: node.Name}
 				byName[node.Name] = m
 			}
-			m.desired = m.desired || hasLabel(node, DesiredNodePoolLabel, pool)
+			m.desired = m.desired || hasLabel(node, openyurt.DesiredNodePoolLabel, pool)
 			m.current = m.current || hasLabel(node, openyurt.NodePoolLabel, pool)
 		}
 	}
@@ -175,9 +172,9 @@ func refusal(pool string, members []member) string {
 	var remove string
 	switch {
 	case !stale:
-		remove = "the " + DesiredNodePoolLabel + " label"
+		remove = "the " + openyurt.DesiredNodePoolLabel + " label"
 	case hasDesired(members):
-		remove = "the " + DesiredNodePoolLabel + " and " + openyurt.NodePoolLabel + " labels"
+		remove = "the " + openyurt.DesiredNodePoolLabel + " and " + openyurt.NodePoolLabel + " labels"
 	default:
 		remove = "the " + openyurt.NodePoolLabel + " label"
 	}

@@ -47,9 +47,9 @@ func deletePool(p *Plugin, name string) error {
 }
 
 func TestDeleteRefusedWhileNodesBelongToThePool(t *testing.T) {
-	desired := func(pool string) map[string]string { return map[string]string{DesiredNodePoolLabel: pool} }
+	desired := func(pool string) map[string]string { return map[string]string{openyurt.DesiredNodePoolLabel: pool} }
 	member := func(pool string) map[string]string {
-		return map[string]string{DesiredNodePoolLabel: pool, openyurt.NodePoolLabel: pool}
+		return map[string]string{openyurt.DesiredNodePoolLabel: pool, openyurt.NodePoolLabel: pool}
 	}
 	current := func(pool string) map[string]string { return map[string]string{openyurt.NodePoolLabel: pool} }
 	many := []runtime.Object{}
@@ -73,7 +73,7 @@ func TestDeleteRefusedWhileNodesBelongToThePool(t *testing.T) {
 		},
 		{
 			name:  "a node leaving to another pool is still a member until the controller moves it",
-			nodes: []runtime.Object{node("node-1", map[string]string{DesiredNodePoolLabel: "pool-b", openyurt.NodePoolLabel: "pool-a"})},
+			nodes: []runtime.Object{node("node-1", map[string]string{openyurt.DesiredNodePoolLabel: "pool-b", openyurt.NodePoolLabel: "pool-a"})},
 			want:  `nodepool "pool-a" still has 1 node (node-1); remove the apps.openyurt.io/nodepool label from it first`,
 		},
 		{
@@ -120,7 +120,7 @@ func TestDeleteRefusedWhileNodesBelongToThePool(t *testing.T) {
 }
 
 func TestDeleteCollectionChecksEachPool(t *testing.T) {
-	p := newPlugin(t, node("node-1", map[string]string{DesiredNodePoolLabel: "busy"}))
+	p := newPlugin(t, node("node-1", map[string]string{openyurt.DesiredNodePoolLabel: "busy"}))
 	// A delete-collection admits each item with no name and the item as the old object.
 	item := func(name string) admission.Attributes {
 		return admission.NewAttributesRecord(nil, &openyurt.NodePool{ObjectMeta: metav1.ObjectMeta{Name: name}},
@@ -136,7 +136,7 @@ func TestDeleteCollectionChecksEachPool(t *testing.T) {
 }
 
 func TestOnlyNodePoolDeletionsAreChecked(t *testing.T) {
-	p := newPlugin(t, node("node-1", map[string]string{DesiredNodePoolLabel: "x"}))
+	p := newPlugin(t, node("node-1", map[string]string{openyurt.DesiredNodePoolLabel: "x"}))
 	if !p.Handles(admission.Delete) || p.Handles(admission.Create) || p.Handles(admission.Update) {
 		t.Errorf("the plugin must handle deletions only")
 	}

@@ -12,6 +12,8 @@ const (
 	DefaultRevisionHistoryLimit = 10
 	// NodePoolLabel on a node names the pool it belongs to; children pin their pods with it.
 	NodePoolLabel = "apps.openyurt.io/nodepool"
+	// DesiredNodePoolLabel on a node is the user's request that the node join the named pool.
+	DesiredNodePoolLabel = "apps.openyurt.io/desired-nodepool"
 	// PoolNameLabel on a child workload and its pods names the pool it serves.
 	PoolNameLabel = "apps.openyurt.io/pool-name"
 	// RevisionHashLabel on a child workload and its pods names the ControllerRevision it was rendered from.

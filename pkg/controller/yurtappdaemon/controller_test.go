@@ -64,7 +64,7 @@ func TestProvisionsOneDeploymentPerSelectedPool(t *testing.T) {
 	rev := revs[0]
 	data, _ := policy.TemplateJSON(yad)
 	if rev.Name != revName || rev.Revision != 1 || !metav1.IsControlledBy(rev, yad) || !sameData(rev.Data.Raw, data) ||
-		rev.Labels[YurtAppDaemonLabel] != "web" || rev.Labels[RevisionHashLabel] != policy.Revision(yad) {
+		rev.Labels[YurtAppDaemonLabel] != "web" || rev.Labels[ControllerRevisionHashLabel] != policy.Revision(yad) {
 		t.Errorf("revision = %s #%d labels %v owners %v", rev.Name, rev.Revision, rev.Labels, rev.OwnerReferences)
 	}
 	events := h.events()
@@ -487,7 +487,7 @@ func TestOrphansAreAdoptedAndSquattersLeftAlone(t *testing.T) {
 	if c := condition(yad, policy.ConditionProvisioned); c == nil || c.Status != corev1.ConditionFalse || c.Reason != policy.ReasonWorkloadConflict {
 		t.Errorf("WorkLoadProvisioned = %+v, want False/WorkloadConflict", c)
 	}
-	if c := condition(yad, policy.ConditionFailure); c == nil || c.Reason != ReasonWorkloadConflict || !strings.Contains(c.Message, "web-b") {
+	if c := condition(yad, policy.ConditionFailure); c == nil || c.Reason != policy.ReasonWorkloadConflict || !strings.Contains(c.Message, "web-b") {
 		t.Errorf("WorkLoadFailure = %+v", c)
 	}
 	requireEvent(t, events, "Warning WorkloadConflict Deployment web-b for pool b")

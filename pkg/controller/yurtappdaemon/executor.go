@@ -29,7 +29,8 @@ const (
 	alreadyExistsRetry = time.Second
 )
 
-// Event and failure reasons of the executor.
+// Event and failure reasons of the executor; a refused pool is reported with policy.ReasonWorkloadConflict
+// or policy.ReasonInvalidPool, the reasons of its Provisioned condition.
 const (
 	ReasonSuccessfulCreate = "SuccessfulCreate"
 	ReasonSuccessfulUpdate = "SuccessfulUpdate"
@@ -37,8 +38,6 @@ const (
 	ReasonFailedCreate     = "FailedCreate"
 	ReasonFailedUpdate     = "FailedUpdate"
 	ReasonFailedDelete     = "FailedDelete"
-	ReasonWorkloadConflict = "WorkloadConflict"
-	ReasonInvalidPool      = "InvalidPool"
 	ReasonAdopted          = "Adopted"
 	ReasonReleased         = "Released"
 	ReasonFailedAdopt      = "FailedAdopt"
@@ -64,13 +63,13 @@ func (c *Controller) execute(ctx context.Context, key string, yad *v1alpha1.Yurt
 	for _, conflict := range plan.Conflicts {
 		msg := fmt.Sprintf("%s %s for pool %s exists and is not a child of this YurtAppDaemon (held by %s); delete or rename it to let the YurtAppDaemon create its workload",
 			conflict.Kind, conflict.Name, conflict.Pool, conflict.Owner)
-		c.recorder.Event(yad, corev1.EventTypeWarning, ReasonWorkloadConflict, msg)
-		record(&failure{reason: ReasonWorkloadConflict, message: msg}, false)
+		c.recorder.Event(yad, corev1.EventTypeWarning, policy.ReasonWorkloadConflict, msg)
+		record(&failure{reason: policy.ReasonWorkloadConflict, message: msg}, false)
 	}
 	for _, e := range plan.PoolErrors {
 		msg := fmt.Sprintf("pool %s: %s", e.Pool, e.Message)
-		c.recorder.Event(yad, corev1.EventTypeWarning, ReasonInvalidPool, msg)
-		record(&failure{reason: ReasonInvalidPool, message: msg}, false)
+		c.recorder.Event(yad, corev1.EventTypeWarning, policy.ReasonInvalidPool, msg)
+		record(&failure{reason: policy.ReasonInvalidPool, message: msg}, false)
 	}
 
 	c.adoptAndRelease(ctx, yad, plan, record)

@@ -28,8 +28,10 @@ const (
 	// YurtAppDaemonLabel on a ControllerRevision names the YurtAppDaemon it belongs to (a hash of the name
 	// if the name is not a valid label value). Ownership is decided by the controller ownerReference alone.
 	YurtAppDaemonLabel = "apps.openyurt.io/yurtappdaemon"
-	// RevisionHashLabel on a ControllerRevision is its hash (policy.Revision).
-	RevisionHashLabel = "controller.kubernetes.io/hash"
+	// ControllerRevisionHashLabel on a ControllerRevision is its hash (policy.Revision), under the key
+	// Kubernetes' own controllers use on their ControllerRevisions. (policy.RevisionHashLabel is another
+	// label: the revision a child was rendered from.)
+	ControllerRevisionHashLabel = "controller.kubernetes.io/hash"
 	// maxCollisions bounds the collisionCount increments of one sync.
 	maxCollisions = 5
 )
@@ -84,8 +86,8 @@ func newRevision(yad *v1alpha1.YurtAppDaemon, name string, data []byte, number i
 			Name:      name,
 			Namespace: yad.Namespace,
 			Labels: map[string]string{
-				YurtAppDaemonLabel: yadLabelValue(yad.Name),
-				RevisionHashLabel:  policy.Revision(yad),
+				YurtAppDaemonLabel:          yadLabelValue(yad.Name),
+				ControllerRevisionHashLabel: policy.Revision(yad),
 			},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(yad, policy.ControllerKind)},
 		},

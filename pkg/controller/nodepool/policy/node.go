@@ -14,7 +14,7 @@ import (
 // Node keys read and written by the NodePool controller.
 const (
 	// DesiredPoolLabel on a node is the user's request that the node belong to the named pool.
-	DesiredPoolLabel = "apps.openyurt.io/desired-nodepool"
+	DesiredPoolLabel = openyurt.DesiredNodePoolLabel
 	// PoolLabel on a node names the pool it belongs to; workloads pin their pods with it.
 	PoolLabel = openyurt.NodePoolLabel
 	// AppliedAnnotation on a node records, as JSON (see Applied), what the controller applied from its pool.
