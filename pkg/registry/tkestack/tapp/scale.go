@@ -54,7 +54,7 @@ func (r *ScaleREST) Get(ctx context.Context, name string, options *metav1.GetOpt
 	if err != nil {
 		return nil, err
 	}
-	return scaleFromTApp(obj.(*tkestack.TApp))
+	return scaleFromTApp(obj.(*tkestack.TApp)), nil
 }
 
 // Update changes spec.replicas of a TApp through its Scale.
@@ -64,11 +64,7 @@ func (r *ScaleREST) Update(ctx context.Context, name string, objInfo rest.Update
 	if err != nil {
 		return nil, false, err
 	}
-	scale, err := scaleFromTApp(obj.(*tkestack.TApp))
-	if err != nil {
-		return nil, false, errors.NewBadRequest(err.Error())
-	}
-	return scale, false, nil
+	return scaleFromTApp(obj.(*tkestack.TApp)), false, nil
 }
 
 // ConvertToTable prints a Scale with the default columns.
@@ -82,11 +78,7 @@ func toScaleCreateValidation(f rest.ValidateObjectFunc) rest.ValidateObjectFunc 
 		return nil
 	}
 	return func(ctx context.Context, obj runtime.Object) error {
-		scale, err := scaleFromTApp(obj.(*tkestack.TApp))
-		if err != nil {
-			return err
-		}
-		return f(ctx, scale)
+		return f(ctx, scaleFromTApp(obj.(*tkestack.TApp)))
 	}
 }
 
@@ -95,20 +87,12 @@ func toScaleUpdateValidation(f rest.ValidateObjectUpdateFunc) rest.ValidateObjec
 		return nil
 	}
 	return func(ctx context.Context, obj, old runtime.Object) error {
-		newScale, err := scaleFromTApp(obj.(*tkestack.TApp))
-		if err != nil {
-			return err
-		}
-		oldScale, err := scaleFromTApp(old.(*tkestack.TApp))
-		if err != nil {
-			return err
-		}
-		return f(ctx, newScale, oldScale)
+		return f(ctx, scaleFromTApp(obj.(*tkestack.TApp)), scaleFromTApp(old.(*tkestack.TApp)))
 	}
 }
 
 // scaleFromTApp renders the Scale of a TApp; status.selector is the TApp's selector.
-func scaleFromTApp(tapp *tkestack.TApp) (*scalescheme.Scale, error) {
+func scaleFromTApp(tapp *tkestack.TApp) *scalescheme.Scale {
 	return &scalescheme.Scale{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:              tapp.Name,
@@ -119,7 +103,7 @@ func scaleFromTApp(tapp *tkestack.TApp) (*scalescheme.Scale, error) {
 		},
 		Spec:   scalescheme.ScaleSpec{Replicas: tapp.Spec.Replicas},
 		Status: scalescheme.ScaleStatus{Replicas: tapp.Status.Replicas, Selector: tapp.Spec.Selector.DeepCopy()},
-	}, nil
+	}
 }
 
 // validateScale checks the replica count a Scale asks for.
@@ -160,10 +144,8 @@ func (i *scaleUpdatedObjectInfo) UpdatedObject(ctx context.Context, oldObj runti
 	}
 	handler := managedfields.NewScaleHandler(tapp.ManagedFields, groupVersion, replicasPathInScale)
 
-	oldScale, err := scaleFromTApp(tapp)
-	if err != nil {
-		return nil, err
-	}
+	oldScale := scaleFromTApp(tapp)
+	var err error
 	if oldScale.ManagedFields, err = handler.ToSubresource(); err != nil {
 		return nil, err
 	}
