@@ -9,7 +9,7 @@ STANDALONE_DIR := $(OUTPUT_DIR)/standalone
 SECURE_PORT ?= 8443
 GO_TEST_FLAGS ?= -count=1
 
-.PHONY: all build run run-standalone local-up tools e2e bench test unit integration verify verify-gofmt verify-vet verify-codegen verify-module-pins codegen clean
+.PHONY: all build run run-standalone tools e2e bench test unit integration verify verify-gofmt verify-vet verify-codegen verify-module-pins codegen clean
 
 all: build
 
@@ -33,10 +33,6 @@ run-standalone: build
 ## tools: build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok into the cache
 tools:
 	./hack/build-tools.sh
-
-## local-up: a local control plane with tapp-apiserver behind the aggregator (foreground, Ctrl-C stops it)
-local-up:
-	./hack/local-up.sh
 
 ## test: static checks, unit, integration and end-to-end tests (what CI runs)
 test: verify unit integration e2e
