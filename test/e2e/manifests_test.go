@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"bytes"
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -82,13 +81,20 @@ func TestTutorialManifests(t *testing.T) {
 	}
 }
 
+// deployDir is artifacts/deploy; the test fails without it.
+func deployDir(t *testing.T) string {
+	t.Helper()
+	dir := repoPath("artifacts", "deploy")
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("the deployment manifests: %v", err)
+	}
+	return dir
+}
+
 // TestDeployManifests checks the deployment manifests against the cluster with a server-side dry run.
 func TestDeployManifests(t *testing.T) {
 	t.Parallel()
-	dir := repoPath("artifacts", "deploy")
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		t.Skip("artifacts/deploy does not exist yet")
-	}
+	dir := deployDir(t)
 	// A dry run creates nothing, so objects in a namespace the manifests create would fail with NotFound:
 	// create such namespaces for real first.
 	for _, ns := range declaredNamespaces(t, dir) {
@@ -114,10 +120,7 @@ func TestDeployManifests(t *testing.T) {
 // edit and admin roles, and checks that the built-in roles then grant access to TApps.
 func TestDeployUserRoles(t *testing.T) {
 	t.Parallel()
-	dir := repoPath("artifacts", "deploy")
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		t.Skip("artifacts/deploy does not exist yet")
-	}
+	dir := deployDir(t)
 	var files []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || (filepath.Ext(path) != ".yaml" && filepath.Ext(path) != ".yml") {
@@ -137,7 +140,7 @@ func TestDeployUserRoles(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(files) == 0 {
-		t.Skip("no file of artifacts/deploy holds only ClusterRoles aggregated into edit")
+		t.Fatal("no file of artifacts/deploy holds only ClusterRoles aggregated into edit")
 	}
 	for _, f := range files {
 		mustKubectl(t, "apply", "-f", f)
