@@ -61,6 +61,19 @@ func testManager(controllers map[string]initFunc) (*manager, *kubefake.Clientset
 	}, kube
 }
 
+// requireLeaseReleased fails unless nobody holds the manager's Lease.
+func requireLeaseReleased(t *testing.T, m *manager, kube *kubefake.Clientset) {
+	t.Helper()
+	le := m.o.LeaderElection
+	lease, err := kube.CoordinationV1().Leases(le.ResourceNamespace).Get(t.Context(), le.ResourceName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the Lease: %v", err)
+	}
+	if h := lease.Spec.HolderIdentity; h != nil && *h != "" {
+		t.Errorf("the Lease is still held by %s after the controllers stopped", *h)
+	}
+}
+
 // runAsync runs f and returns the channel its result arrives on.
 func runAsync(f func() error) chan error {
 	done := make(chan error, 1)
@@ -119,14 +132,7 @@ func TestRunWhileLeadingReleasesTheLeaseWhenAControllerCannotBeBuilt(t *testing.
 	if err == nil || !strings.Contains(err.Error(), "controller bad cannot start") {
 		t.Fatalf("runWhileLeading = %v, want the build error of controller bad", err)
 	}
-	le := m.o.LeaderElection
-	lease, err := kube.CoordinationV1().Leases(le.ResourceNamespace).Get(t.Context(), le.ResourceName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("the Lease: %v", err)
-	}
-	if h := lease.Spec.HolderIdentity; h != nil && *h != "" {
-		t.Errorf("the Lease is still held by %s: a replica that cannot run the controllers must release it", *h)
-	}
+	requireLeaseReleased(t, m, kube)
 }
 
 func TestRunWhileLeadingFailsWhenTheLeaseIsLost(t *testing.T) {
@@ -167,14 +173,7 @@ func TestRunWhileLeadingStopsTheControllersWhenDone(t *testing.T) {
 	default:
 		t.Error("runWhileLeading returned while the controller still ran")
 	}
-	le := m.o.LeaderElection
-	lease, err := kube.CoordinationV1().Leases(le.ResourceNamespace).Get(t.Context(), le.ResourceName, metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("the Lease: %v", err)
-	}
-	if h := lease.Spec.HolderIdentity; h != nil && *h != "" {
-		t.Errorf("the Lease is still held by %s after the controllers stopped", *h)
-	}
+	requireLeaseReleased(t, m, kube)
 }
 
 func TestRunWhileLeadingReturnsWhenDoneWhileCampaigning(t *testing.T) {
