@@ -9,7 +9,9 @@ STANDALONE_DIR := $(OUTPUT_DIR)/standalone
 SECURE_PORT ?= 8443
 GO_TEST_FLAGS ?= -count=1
 
-.PHONY: all build run run-standalone tools e2e bench test unit integration verify verify-gofmt verify-vet verify-codegen verify-module-pins codegen clean
+FUZZ_TIME ?= 60s
+
+.PHONY: fuzz all build run run-standalone tools e2e bench test unit integration verify verify-gofmt verify-vet verify-codegen verify-module-pins codegen clean
 
 all: build
 
@@ -59,6 +61,15 @@ bench: build
 	$(GO) build -o $(BIN_DIR)/bench ./test/bench && \
 	$(BIN_DIR)/bench --tools-dir "$$tools_dir" --server-binary $(BIN_DIR)/tapp-apiserver --out $(OUTPUT_DIR)/bench \
 		--command "make bench$(if $(BENCH_FLAGS), BENCH_FLAGS='$(BENCH_FLAGS)')" $(BENCH_FLAGS)
+
+## fuzz: run every native fuzz target for FUZZ_TIME each (make test runs their seed corpora only)
+fuzz:
+	@for pkg in $$($(GO) list ./pkg/...); do \
+		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "fuzzing $$target in $$pkg for $(FUZZ_TIME)"; \
+			$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZ_TIME) $$pkg || exit 1; \
+		done; \
+	done
 
 ## verify: formatting, vet, generated code and module pins
 verify: verify-gofmt verify-vet verify-module-pins verify-codegen

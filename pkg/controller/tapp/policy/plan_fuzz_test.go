@@ -1,0 +1,128 @@
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/install"
+	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/validation"
+)
+
+// FuzzComputePlan gives ComputePlan a TApp the API would accept (decoded, defaulted and valid) and arbitrary
+// pods: it must never panic, and every action of the plan must be one the controller may take: it acts only
+// on pods that exist with the UID it names and that no other controller owns, and it never creates a pod
+// whose name is taken.
+func FuzzComputePlan(f *testing.F) {
+	tapp := newTApp(4)
+	tapp.Spec.TemplatePool = map[string]corev1.PodTemplateSpec{"other": podTemplate("nginx:2", corev1.RestartPolicyAlways)}
+	tapp.Spec.Templates = map[string]string{"1": "other"}
+	tapp.Spec.Statuses = map[string]tkestackv1.InstanceStatus{"3": "Killed"}
+	tappJSON, err := json.Marshal(tapp)
+	if err != nil {
+		f.Fatal(err)
+	}
+	var pods []*corev1.Pod
+	for i := 0; i < 4; i++ {
+		pods = append(pods, mustPod(f, tapp, strconv.Itoa(i)))
+	}
+	pods[0].Labels[TemplateHashLabel] = "123456789012345" // foreign hash
+	pods[2].Spec.Containers[0].Image = "nginx:0"          // out of date
+	pods[3].OwnerReferences = nil                         // an orphan of a killed instance
+	pods[1].OwnerReferences[0].UID = "someone-else"       // another controller's
+	podsJSON, err := json.Marshal(pods)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(tappJSON, podsJSON, uint8(0))
+	f.Add(tappJSON, []byte(`[null,{},{"metadata":{"name":"app-0","namespace":"ns"}},{"metadata":{"name":"app-99","namespace":"ns","labels":{"app":"web","tapp_instance_key":"99"}}}]`), uint8(3))
+	f.Add(tappJSON, []byte(`[{"metadata":{"name":"app-1","namespace":"ns","labels":{"app":"web","tapp_instance_key":"01"},"deletionTimestamp":"2020-01-01T00:00:00Z"},"spec":{"nodeName":"gone","readinessGates":[{"conditionType":"tkestack.io/InPlaceUpdate"}]},"status":{"phase":"Failed"}}]`), uint8(2))
+
+	scheme := runtime.NewScheme()
+	install.Install(scheme)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// The seed TApp is one the API accepts, and its plan acts, so the target does not test only refusals.
+	seed := &tkestack.TApp{}
+	if err := scheme.Convert(tapp, seed, nil); err != nil {
+		f.Fatal(err)
+	}
+	if errs := validation.ValidateTApp(seed); len(errs) > 0 {
+		f.Fatalf("the seed TApp is invalid: %v", errs)
+	}
+	if plan := ComputePlan(tapp, pods, func(string) NodeState { return NodeReady }, now); len(plan.InPlaceUpdates)+len(plan.Relabels) == 0 {
+		f.Fatalf("the seed's plan updates nothing: %+v", plan)
+	}
+	f.Fuzz(func(t *testing.T, tappJSON, podsJSON []byte, nodeState uint8) {
+		tapp := &tkestackv1.TApp{}
+		if json.Unmarshal(tappJSON, tapp) != nil {
+			return
+		}
+		tapp.Name, tapp.Namespace, tapp.UID = "app", "ns", "tapp-uid"
+		scheme.Default(tapp)
+		internal := &tkestack.TApp{}
+		if scheme.Convert(tapp, internal, nil) != nil || len(validation.ValidateTApp(internal)) > 0 {
+			return // the API refuses it: the controller never sees it
+		}
+		var pods []*corev1.Pod
+		if json.Unmarshal(podsJSON, &pods) != nil {
+			return
+		}
+		states := []NodeState{NodeReady, NodeNotReady, NodeUnknown, NodeMissing, NodeNoCondition}
+		state := states[int(nodeState)%len(states)]
+		plan := ComputePlan(tapp, pods, func(string) NodeState { return state }, now)
+		if err := checkPlanActions(tapp, pods, plan); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// checkPlanActions checks that every action of plan is on a pod of pods (same name and UID) that no other
+// controller owns, and that no create takes the name of an existing pod.
+func checkPlanActions(tapp *tkestackv1.TApp, pods []*corev1.Pod, plan *Plan) error {
+	byName := map[string]*corev1.Pod{}
+	for _, pod := range pods {
+		if pod != nil && pod.Namespace == tapp.Namespace {
+			byName[pod.Name] = pod
+		}
+	}
+	acted := func(kind, name string, uid types.UID) error {
+		pod, ok := byName[name]
+		if !ok || pod.UID != uid {
+			return fmt.Errorf("%s of %s (uid %q): no such pod", kind, name, uid)
+		}
+		if ref := metav1.GetControllerOfNoCopy(pod); ref != nil && ref.UID != tapp.UID {
+			return fmt.Errorf("%s of %s, which %s %s controls", kind, name, ref.Kind, ref.UID)
+		}
+		return nil
+	}
+	for _, name := range plan.Creates {
+		if _, taken := byName[name]; taken {
+			return fmt.Errorf("create of %s, whose name is taken", name)
+		}
+	}
+	for _, d := range append(append([]Delete{}, plan.Deletes...), plan.ForceDeletes...) {
+		if err := acted("delete", d.PodName, d.UID); err != nil {
+			return err
+		}
+	}
+	for _, u := range append(append([]InPlaceUpdate{}, plan.InPlaceUpdates...), plan.Relabels...) {
+		if err := acted("in-place update", u.PodName, u.UID); err != nil {
+			return err
+		}
+	}
+	for _, r := range plan.Recreates {
+		if err := acted("recreate", r.PodName, r.UID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
