@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -199,8 +200,8 @@ func TestSyncJoinsNodesAndWritesStatusOnce(t *testing.T) {
 	if n := h.node("n3"); len(n.Labels) != 1 {
 		t.Errorf("node n3 of another (missing) pool was changed: %v", n.Labels)
 	}
-	if got := h.count(&h.kube.Fake, "update", "nodes", ""); got != 2 {
-		t.Errorf("%d node updates, want 2", got)
+	if got := h.count(&h.kube.Fake, "patch", "nodes", ""); got != 2 {
+		t.Errorf("%d node patches, want 2", got)
 	}
 	want := v1alpha1.NodePoolStatus{ReadyNodeNum: 1, UnreadyNodeNum: 1, Nodes: []string{"n1", "n2"}}
 	if got := h.pool("a").Status; !reflect.DeepEqual(got, want) {
@@ -216,8 +217,8 @@ func TestSyncJoinsNodesAndWritesStatusOnce(t *testing.T) {
 	if err := h.sync("a"); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.count(&h.kube.Fake, "update", "nodes", ""); got != 2 {
-		t.Errorf("%d node updates after a no-op sync, want 2", got)
+	if got := h.count(&h.kube.Fake, "patch", "nodes", ""); got != 2 {
+		t.Errorf("%d node patches after a no-op sync, want 2", got)
 	}
 	if got := h.count(&h.yurt.Fake, "update", "nodepools", "status"); got != 1 {
 		t.Errorf("%d status writes, want 1 (written only on change)", got)
@@ -286,15 +287,21 @@ func TestSyncDeletedPoolStripsNodes(t *testing.T) {
 	}
 }
 
-func TestSyncNodeUpdateConflictIsRetried(t *testing.T) {
+func TestSyncNodePatchConflictIsRequeued(t *testing.T) {
 	h := newHarness(t, []*v1alpha1.NodePool{testPool("a", nil)},
 		[]*corev1.Node{testNode("n1", true, map[string]string{policy.DesiredPoolLabel: "a"})})
-	h.kube.PrependReactor("update", "nodes", func(clienttesting.Action) (bool, runtime.Object, error) {
+	h.kube.PrependReactor("patch", "nodes", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewConflict(corev1.Resource("nodes"), "n1", nil)
 	})
 	err := h.sync("a")
 	if err == nil || !strings.Contains(err.Error(), "Operation cannot be fulfilled") {
-		t.Fatalf("sync error = %v, want a conflict (retried with backoff)", err)
+		t.Fatalf("sync error = %v, want a conflict (requeued with backoff)", err)
+	}
+	if got := h.count(&h.kube.Fake, "patch", "nodes", ""); got != 5 {
+		t.Errorf("%d patches, want 5 (retry.DefaultRetry)", got)
+	}
+	if got := h.count(&h.kube.Fake, "get", "nodes", ""); got != 4 {
+		t.Errorf("%d fresh reads, want one before each retry (4)", got)
 	}
 	if events := h.events(); len(events) != 0 {
 		t.Errorf("a conflict produced events %q", events)
@@ -305,14 +312,85 @@ func TestSyncNodeUpdateConflictIsRetried(t *testing.T) {
 	}
 }
 
+// TestSyncNodePatch: the node is written with a JSON patch of what the pool manages, never a full update.
+func TestSyncNodePatch(t *testing.T) {
+	h := newHarness(t, []*v1alpha1.NodePool{testPool("a", map[string]string{"zone": "east"})},
+		[]*corev1.Node{testNode("n1", true, map[string]string{policy.DesiredPoolLabel: "a"})})
+	if err := h.sync("a"); err != nil {
+		t.Fatal(err)
+	}
+	var patches []clienttesting.PatchAction
+	for _, a := range h.kube.Actions() {
+		if a.GetVerb() == "update" && a.GetResource().Resource == "nodes" {
+			t.Errorf("node written with a full update: %v", a)
+		}
+		if p, ok := a.(clienttesting.PatchAction); ok && a.GetResource().Resource == "nodes" {
+			patches = append(patches, p)
+		}
+	}
+	if len(patches) != 1 {
+		t.Fatalf("%d node patches, want 1", len(patches))
+	}
+	if got := patches[0].GetPatchType(); got != types.JSONPatchType {
+		t.Errorf("patch type = %s, want %s", got, types.JSONPatchType)
+	}
+	want := `[{"op":"add","path":"/metadata/labels/apps.openyurt.io~1nodepool","value":"a"},` +
+		`{"op":"add","path":"/metadata/labels/zone","value":"east"},` +
+		`{"op":"add","path":"/metadata/annotations","value":{"nodepool.openyurt.io/previous-attributes":"{\"pool\":\"a\",\"poolLabel\":true,\"labels\":{\"zone\":\"east\"}}"}}]`
+	want = `[{"op":"test","path":"/metadata/resourceVersion","value":"1"},` + want[1:]
+	if got := string(patches[0].GetPatch()); got != want {
+		t.Errorf("patch =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestSyncNodePatchRereadsAfterAFailedTest: a patch refused because the node changed since the cache saw it
+// (a failed test, 422) is recomputed from a fresh read and not reported.
+func TestSyncNodePatchRereadsAfterAFailedTest(t *testing.T) {
+	h := newHarness(t, []*v1alpha1.NodePool{testPool("a", map[string]string{"zone": "east"})},
+		[]*corev1.Node{testNode("n1", true, map[string]string{policy.DesiredPoolLabel: "a"})})
+	// The kubelet writes the node after the cache saw it.
+	n := h.node("n1")
+	n.Labels["kubelet"] = "x"
+	if _, err := h.kube.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.kube.PrependReactor("patch", "nodes", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		p := string(action.(clienttesting.PatchAction).GetPatch())
+		obj, err := h.kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("nodes"), "", "n1") // not h.node: the fake is locked
+		if err != nil {
+			return true, nil, err
+		}
+		if !strings.Contains(p, `"path":"/metadata/resourceVersion","value":"`+obj.(*corev1.Node).ResourceVersion+`"`) {
+			return true, nil, apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Node").GroupKind(), "n1", nil)
+		}
+		return false, nil, nil
+	})
+	if err := h.sync("a"); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	if got := h.count(&h.kube.Fake, "patch", "nodes", ""); got != 2 {
+		t.Errorf("%d patches, want 2 (one refused, one from a fresh read)", got)
+	}
+	got := h.node("n1").Labels
+	if got["kubelet"] != "x" || got["zone"] != "east" || got[policy.PoolLabel] != "a" {
+		t.Errorf("labels = %v, want the kubelet's label kept and the pool's applied", got)
+	}
+	if events := strings.Join(h.events(), "\n"); !strings.Contains(events, "NodeJoined Node n1 joined pool a") || strings.Contains(events, "Warning") {
+		t.Errorf("events = %q, want only NodeJoined", events)
+	}
+}
+
 func TestSyncFailedNodeUpdateIsReported(t *testing.T) {
 	h := newHarness(t, []*v1alpha1.NodePool{testPool("a", nil)},
 		[]*corev1.Node{testNode("n1", true, map[string]string{policy.DesiredPoolLabel: "a"})})
-	h.kube.PrependReactor("update", "nodes", func(clienttesting.Action) (bool, runtime.Object, error) {
+	h.kube.PrependReactor("patch", "nodes", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(corev1.Resource("nodes"), "n1", nil)
 	})
 	if err := h.sync("a"); err == nil {
-		t.Fatal("a failed node update must fail the sync")
+		t.Fatal("a failed node patch must fail the sync")
+	}
+	if got := h.count(&h.kube.Fake, "patch", "nodes", ""); got != 1 {
+		t.Errorf("%d patches, want 1 (a refusal is not retried)", got)
 	}
 	if events := strings.Join(h.events(), "\n"); !strings.Contains(events, "Warning FailedUpdateNode") {
 		t.Errorf("events = %q, want FailedUpdateNode", events)

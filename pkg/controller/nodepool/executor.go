@@ -9,7 +9,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
@@ -51,29 +53,49 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	return utilerrors.NewAggregate(errs)
 }
 
-// syncNode updates node (a cache object, not modified) to carry the attributes of the pool it should be in.
+// syncNode patches node (a cache object, not modified) to carry the attributes of the pool it should be
+// in. The patch touches only what the controller manages and carries its own preconditions
+// (policy.NodePatch); when one fails because the node was written since it was read (by its kubelet, say),
+// the node is read again from the API server and the patch recomputed, a few times, before the sync is
+// requeued. A kubelet's write is never overwritten.
 func (c *Controller) syncNode(ctx context.Context, node *corev1.Node) error {
-	target := policy.DesiredPool(node)
-	var pool *v1alpha1.NodePool
-	if target != "" {
-		p, err := c.pools.Get(target)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return err
-		case p.DeletionTimestamp == nil:
-			pool = p
+	var (
+		pool   *v1alpha1.NodePool
+		action policy.Action
+		reread bool
+	)
+	err := retry.OnError(retry.DefaultRetry, stale, func() error {
+		if reread {
+			fresh, err := c.kubeClient.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			node = fresh
 		}
-	}
-	if _, err := policy.ReadApplied(node); err != nil {
-		klog.FromContext(ctx).Info("Ignoring an unreadable record of applied pool attributes", "node", node.Name, "err", err)
-	}
-	updated, action := policy.SyncNode(node, pool)
-	if action == policy.ActionNone {
+		reread = true
+		var err error
+		if pool, err = c.poolOf(node); err != nil {
+			return err
+		}
+		if _, err := policy.ReadApplied(node); err != nil {
+			klog.FromContext(ctx).Info("Ignoring an unreadable record of applied pool attributes", "node", node.Name, "err", err)
+		}
+		var updated *corev1.Node
+		updated, action = policy.SyncNode(node, pool)
+		if action == policy.ActionNone {
+			return nil
+		}
+		patch, err := policy.NodePatch(node, updated)
+		if err != nil || patch == nil {
+			return err
+		}
+		_, err = c.kubeClient.CoreV1().Nodes().Patch(ctx, node.Name, types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
+		metrics.CountAction("patch-node", err)
+		return err
+	})
+	if action == policy.ActionNone && err == nil {
 		return nil
 	}
-	_, err := c.kubeClient.CoreV1().Nodes().Update(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
-	metrics.CountAction("update-node", err)
 	var subject runtime.Object = node
 	if pool != nil {
 		subject = pool
@@ -84,7 +106,7 @@ func (c *Controller) syncNode(ctx context.Context, node *corev1.Node) error {
 	}
 	if err != nil {
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			return err // the cache is behind; the node's events requeue the pools
+			return err // the node keeps changing, or is gone; the node's events requeue the pools
 		}
 		c.recorder.Eventf(subject, corev1.EventTypeWarning, "FailedUpdateNode", "Failed to update node %s (%s): %v", node.Name, action, err)
 		return fmt.Errorf("updating node %s: %w", node.Name, err)
@@ -98,6 +120,30 @@ func (c *Controller) syncNode(ctx context.Context, node *corev1.Node) error {
 		c.recorder.Eventf(subject, corev1.EventTypeNormal, "NodeUpdated", "Updated the labels, annotations and taints of node %s from pool %s", node.Name, pool.Name)
 	}
 	return nil
+}
+
+// stale reports whether a node patch failed because the node changed since it was read: a conflict, or a
+// test of the patch that failed (422 Invalid). An Invalid that persists after the retries is reported.
+func stale(err error) bool {
+	return apierrors.IsConflict(err) || apierrors.IsInvalid(err)
+}
+
+// poolOf returns the existing, not deleted pool node should be in, nil for none.
+func (c *Controller) poolOf(node *corev1.Node) (*v1alpha1.NodePool, error) {
+	target := policy.DesiredPool(node)
+	if target == "" {
+		return nil, nil
+	}
+	p, err := c.pools.Get(target)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case p.DeletionTimestamp != nil:
+		return nil, nil
+	}
+	return p, nil
 }
 
 // writeStatus writes status through the status subresource when it differs from the cached one.
