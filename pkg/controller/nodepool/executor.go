@@ -16,6 +16,7 @@ import (
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/nodepool/policy"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/statuswrite"
 )
 
 const fieldManager = "nodepool-controller"
@@ -146,17 +147,16 @@ func (c *Controller) poolOf(node *corev1.Node) (*v1alpha1.NodePool, error) {
 	return p, nil
 }
 
-// writeStatus writes status through the status subresource when it differs from the cached one.
+// writeStatus writes status when it differs from the pool's (statuswrite: retried on a fresh read after a
+// conflict).
 func (c *Controller) writeStatus(ctx context.Context, pool *v1alpha1.NodePool, status v1alpha1.NodePoolStatus) error {
-	if policy.SameStatus(pool.Status, status) {
-		return nil
-	}
-	updated := pool.DeepCopy()
-	updated.Status = status
-	_, err := c.client.OpenYurtAppsV1alpha1().NodePools().UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
-	metrics.CountAction("update-status", err)
-	if err != nil {
-		return fmt.Errorf("writing status: %w", err)
-	}
-	return nil
+	return statuswrite.Write(ctx, c.client.OpenYurtAppsV1alpha1().NodePools(), pool.Name, pool,
+		func(cur *v1alpha1.NodePool) (*v1alpha1.NodePool, bool) {
+			if policy.SameStatus(cur.Status, status) {
+				return cur, false
+			}
+			updated := cur.DeepCopy()
+			updated.Status = status
+			return updated, true
+		}, fieldManager, metrics)
 }

@@ -7,12 +7,12 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/statuswrite"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 )
 
@@ -99,34 +99,22 @@ func setCondition(conditions *[]metav1.Condition, c metav1.Condition, generation
 	meta.SetStatusCondition(conditions, c)
 }
 
-// writeStatus writes the status through the status subresource when it differs from the cached one.
+// writeStatus writes the status when it differs from the TApp's (statuswrite: retried on a fresh read after
+// a conflict, often the cache being behind our own previous write). The status describes the pods, not the
+// TApp's resourceVersion, so it is written on the current TApp, unless that is another TApp or its spec
+// changed since the plan (the sync its change triggers writes the status).
 func (c *Controller) writeStatus(ctx context.Context, tapp *tkestackv1.TApp, plan *policy.Plan, failures []failure) error {
-	status := desiredStatus(tapp, plan.Status, failures)
-	if equality.Semantic.DeepEqual(status, tapp.Status) {
-		return nil
-	}
-	updated := tapp.DeepCopy()
-	updated.Status = status
-	tapps := c.client.TKEStackAppsV1().TApps(tapp.Namespace)
-	_, err := tapps.UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
-	metrics.CountAction("update-status", err)
-	if apierrors.IsConflict(err) {
-		// The cache is behind (often our own previous status write). The status describes the pods, not the
-		// TApp's resourceVersion: write it on the current TApp, unless its spec changed since the plan.
-		fresh, gerr := tapps.Get(ctx, tapp.Name, metav1.GetOptions{})
-		if gerr != nil || fresh.UID != tapp.UID || fresh.Generation != tapp.Generation {
-			return fmt.Errorf("writing status: %w", err)
-		}
-		status = desiredStatus(fresh, plan.Status, failures)
-		if equality.Semantic.DeepEqual(status, fresh.Status) {
-			return nil
-		}
-		fresh.Status = status
-		_, err = tapps.UpdateStatus(ctx, fresh, metav1.UpdateOptions{FieldManager: fieldManager})
-		metrics.CountAction("update-status", err)
-	}
-	if err != nil {
-		return fmt.Errorf("writing status: %w", err)
-	}
-	return nil
+	return statuswrite.Write(ctx, c.client.TKEStackAppsV1().TApps(tapp.Namespace), tapp.Name, tapp,
+		func(cur *tkestackv1.TApp) (*tkestackv1.TApp, bool) {
+			if cur.UID != tapp.UID || cur.Generation != tapp.Generation {
+				return cur, false
+			}
+			status := desiredStatus(cur, plan.Status, failures)
+			if equality.Semantic.DeepEqual(status, cur.Status) {
+				return cur, false
+			}
+			updated := cur.DeepCopy()
+			updated.Status = status
+			return updated, true
+		}, fieldManager, metrics)
 }

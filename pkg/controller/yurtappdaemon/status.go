@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/statuswrite"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/yurtappdaemon/policy"
 )
 
@@ -65,17 +66,16 @@ func desiredStatus(cached, yad *v1alpha1.YurtAppDaemon, revision string, plan *p
 	return *status
 }
 
-// writeStatus writes status through the status subresource when it differs from the cached one.
+// writeStatus writes status when it differs from the YurtAppDaemon's (statuswrite: retried on a fresh read
+// after a conflict).
 func (c *Controller) writeStatus(ctx context.Context, cached *v1alpha1.YurtAppDaemon, status v1alpha1.YurtAppDaemonStatus) error {
-	if apiequality.Semantic.DeepEqual(status, cached.Status) {
-		return nil
-	}
-	updated := cached.DeepCopy()
-	updated.Status = status
-	_, err := c.client.OpenYurtAppsV1alpha1().YurtAppDaemons(cached.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
-	metrics.CountAction("update-status", err)
-	if err != nil {
-		return fmt.Errorf("writing status: %w", err)
-	}
-	return nil
+	return statuswrite.Write(ctx, c.client.OpenYurtAppsV1alpha1().YurtAppDaemons(cached.Namespace), cached.Name, cached,
+		func(cur *v1alpha1.YurtAppDaemon) (*v1alpha1.YurtAppDaemon, bool) {
+			if cur.UID != cached.UID || apiequality.Semantic.DeepEqual(status, cur.Status) {
+				return cur, false
+			}
+			updated := cur.DeepCopy()
+			updated.Status = status
+			return updated, true
+		}, fieldManager, metrics)
 }

@@ -1,0 +1,162 @@
+package statuswrite
+
+import (
+	"context"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	yurtfake "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/fake"
+)
+
+type counter map[string]int
+
+func (c counter) CountAction(action string, err error) {
+	if err != nil {
+		action += "-error"
+	}
+	c[action]++
+}
+
+// withReady returns the write of a status of ready nodes that applies to any object.
+func withReady(ready int32) func(*v1alpha1.NodePool) (*v1alpha1.NodePool, bool) {
+	return func(p *v1alpha1.NodePool) (*v1alpha1.NodePool, bool) {
+		if p.Status.ReadyNodeNum == ready {
+			return p, false
+		}
+		p = p.DeepCopy()
+		p.Status.ReadyNodeNum = ready
+		return p, true
+	}
+}
+
+func setup(t *testing.T) (*yurtfake.Clientset, *v1alpha1.NodePool) {
+	cached := &v1alpha1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "a", ResourceVersion: "1"}}
+	client := yurtfake.NewSimpleClientset(cached.DeepCopy()) //nolint:staticcheck // the fake's apply tracker has no NodePool schema
+	return client, cached
+}
+
+func count(client *yurtfake.Clientset, verb string) int {
+	n := 0
+	for _, a := range client.Actions() {
+		if a.GetVerb() == verb {
+			n++
+		}
+	}
+	return n
+}
+
+func TestWriteOnlyWhenDifferent(t *testing.T) {
+	client, cached := setup(t)
+	c := counter{}
+	if err := Write(context.Background(), client.OpenYurtAppsV1alpha1().NodePools(), "a", cached, withReady(0), "m", c); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(client, "update"); got != 0 {
+		t.Errorf("%d writes of an unchanged status, want 0", got)
+	}
+	if err := Write(context.Background(), client.OpenYurtAppsV1alpha1().NodePools(), "a", cached, withReady(2), "m", c); err != nil {
+		t.Fatal(err)
+	}
+	a := client.Actions()
+	if len(a) != 1 || a[0].GetVerb() != "update" || a[0].GetSubresource() != "status" {
+		t.Fatalf("actions = %v, want one status update", a)
+	}
+	if cached.Status.ReadyNodeNum != 0 {
+		t.Error("the cached object was modified")
+	}
+	if c["update-status"] != 1 {
+		t.Errorf("counted %v", c)
+	}
+}
+
+// TestWriteConflictRereads: a conflict (the cache was behind) is retried on a fresh read, and the computed
+// status is applied to that object.
+func TestWriteConflictRereads(t *testing.T) {
+	client, cached := setup(t)
+	conflicts := 1
+	client.PrependReactor("update", "nodepools", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		if conflicts > 0 {
+			conflicts--
+			return true, nil, apierrors.NewConflict(v1alpha1.Resource("nodepools"), "a", nil)
+		}
+		if rv := action.(clienttesting.UpdateAction).GetObject().(*v1alpha1.NodePool).ResourceVersion; rv != "2" {
+			t.Errorf("retried on resourceVersion %q, want the fresh read's 2", rv)
+		}
+		return false, nil, nil
+	})
+	// Someone writes the pool after the cache saw it.
+	fresh := cached.DeepCopy()
+	fresh.ResourceVersion = "2"
+	fresh.Labels = map[string]string{"x": "y"}
+	if err := client.Tracker().Update(v1alpha1.SchemeGroupVersion.WithResource("nodepools"), fresh, ""); err != nil {
+		t.Fatal(err)
+	}
+	c := counter{}
+	if err := Write(context.Background(), client.OpenYurtAppsV1alpha1().NodePools(), "a", cached, withReady(3), "m", c); err != nil {
+		t.Fatal(err)
+	}
+	if count(client, "get") != 1 || count(client, "update") != 2 {
+		t.Errorf("actions = %v, want update, get, update", client.Actions())
+	}
+	got, err := client.OpenYurtAppsV1alpha1().NodePools().Get(context.Background(), "a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.ReadyNodeNum != 3 || got.Labels["x"] != "y" {
+		t.Errorf("pool = %+v, want the status written on the fresh object", got)
+	}
+	if c["update-status-error"] != 1 || c["update-status"] != 1 {
+		t.Errorf("counted %v", c)
+	}
+}
+
+// TestWriteConflictFreshStatusSame: when the fresh object already carries the status, nothing more is written.
+func TestWriteConflictFreshStatusSame(t *testing.T) {
+	client, cached := setup(t)
+	client.PrependReactor("update", "nodepools", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewConflict(v1alpha1.Resource("nodepools"), "a", nil)
+	})
+	fresh := cached.DeepCopy()
+	fresh.Status.ReadyNodeNum = 3
+	if err := client.Tracker().Update(v1alpha1.SchemeGroupVersion.WithResource("nodepools"), fresh, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(context.Background(), client.OpenYurtAppsV1alpha1().NodePools(), "a", cached, withReady(3), "m", counter{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(client, "update"); got != 1 {
+		t.Errorf("%d writes, want 1 (the fresh object needs none)", got)
+	}
+}
+
+// TestWriteConflictGivesUp: conflicts that persist end in the conflict, for the work loop to requeue.
+func TestWriteConflictGivesUp(t *testing.T) {
+	client, cached := setup(t)
+	client.PrependReactor("update", "nodepools", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewConflict(v1alpha1.Resource("nodepools"), "a", nil)
+	})
+	err := Write(context.Background(), client.OpenYurtAppsV1alpha1().NodePools(), "a", cached, withReady(3), "m", counter{})
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("error = %v, want a conflict", err)
+	}
+	if got := count(client, "update"); got != 5 {
+		t.Errorf("%d writes, want 5 (retry.DefaultRetry)", got)
+	}
+}
+
+// TestWriteOtherErrorNotRetried: an error other than a conflict is returned at once.
+func TestWriteOtherErrorNotRetried(t *testing.T) {
+	client, cached := setup(t)
+	client.PrependReactor("update", "nodepools", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(v1alpha1.Resource("nodepools"), "a", nil)
+	})
+	err := Write(context.Background(), client.OpenYurtAppsV1alpha1().NodePools(), "a", cached, withReady(3), "m", counter{})
+	if !apierrors.IsForbidden(err) || count(client, "update") != 1 || count(client, "get") != 0 {
+		t.Errorf("error = %v, actions %v: want one forbidden write", err, client.Actions())
+	}
+}
