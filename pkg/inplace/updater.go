@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 
-	"github.com/tapp-io/tapp-apiserver/pkg/controller/ownership"
+	"github.com/tapp-io/tapp-apiserver/pkg/ownership"
 )
 
 var (

@@ -4,7 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
-	"github.com/tapp-io/tapp-apiserver/pkg/controller/stablehash"
+	"github.com/tapp-io/tapp-apiserver/pkg/stablehash"
 )
 
 // TemplateHash returns the hash of the whole template (metadata and spec), ignoring the two hash labels

@@ -16,9 +16,9 @@ import (
 	"k8s.io/klog/v2"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
-	"github.com/tapp-io/tapp-apiserver/pkg/controller/ownership"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 	"github.com/tapp-io/tapp-apiserver/pkg/inplace"
+	"github.com/tapp-io/tapp-apiserver/pkg/ownership"
 )
 
 const (

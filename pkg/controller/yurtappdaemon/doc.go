@@ -1,7 +1,7 @@
 // Package yurtappdaemon owns the YurtAppDaemon controller: the informers (YurtAppDaemons, NodePools,
 // Deployments, StatefulSets, ControllerRevisions), the workqueue, the expectations that keep a stale cache
 // from being acted on, the ControllerRevision history of each YurtAppDaemon, the executor that adopts and
-// releases (UID-bound patches of pkg/controller/ownership, after re-reading the YurtAppDaemon from the API
+// releases (UID-bound patches of pkg/ownership, after re-reading the YurtAppDaemon from the API
 // server), creates, updates and deletes the per-pool child workloads, and the status writes.
 //
 // What to do is decided by the policy package (policy.ComputePlan) from a snapshot of the caches; this

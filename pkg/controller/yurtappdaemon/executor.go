@@ -16,8 +16,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
-	"github.com/tapp-io/tapp-apiserver/pkg/controller/ownership"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/yurtappdaemon/policy"
+	"github.com/tapp-io/tapp-apiserver/pkg/ownership"
 )
 
 const (

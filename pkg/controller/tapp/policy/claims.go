@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
-	"github.com/tapp-io/tapp-apiserver/pkg/controller/ownership"
+	"github.com/tapp-io/tapp-apiserver/pkg/ownership"
 )
 
 // ClaimAction is a claim to adopt or release.
@@ -28,7 +28,7 @@ type ClaimPlan struct {
 	Releases []ClaimAction
 }
 
-// ClaimOwner is the TApp as pkg/controller/ownership sees claims: the claims that belong to it are those
+// ClaimOwner is the TApp as pkg/ownership sees claims: the claims that belong to it are those
 // named <claim>-<tapp>-<id> for one of its volumeClaimTemplates and a wanted id that this controller did not
 // create. Claims this controller creates (NewPVCs) carry tapp_instance_key and are deliberately never
 // owned, so that they outlive the TApp; a claim without that label, for instance one the original
@@ -55,7 +55,7 @@ func ClaimOwner(tapp *tkestackv1.TApp) ownership.Owner {
 
 // PlanClaims decides which of claims (the claims of the TApp's namespace it may own: those it controls
 // and those its selector matches) the TApp adopts and releases, with the rules of the built-in
-// controllers (pkg/controller/ownership) and ClaimOwner. Nothing is adopted or released while the TApp is
+// controllers (pkg/ownership) and ClaimOwner. Nothing is adopted or released while the TApp is
 // being deleted. Claims controlled by another object are never touched: an instance whose claim is one is
 // reported when its pod is to be created.
 func PlanClaims(tapp *tkestackv1.TApp, claims []*corev1.PersistentVolumeClaim) ClaimPlan {

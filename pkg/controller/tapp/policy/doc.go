@@ -20,7 +20,7 @@
 //     decided here, and the diff is computed here, once: each InPlaceUpdate carries the inplace.Update
 //     (images, labels and annotations to set and to remove) that the executor hands to the in-place engine
 //     (pkg/inplace), which applies it as it is. Each template is resolved and hashed once per plan;
-//   - Owner / ClaimOwner / PlanClaims: the TApp as pkg/controller/ownership sees pods and claims (which
+//   - Owner / ClaimOwner / PlanClaims: the TApp as pkg/ownership sees pods and claims (which
 //     orphans it adopts, which it releases);
 //   - ForeignHashes / CompareToTemplate: how a pod whose hash labels this controller did not write (a pod of
 //     the original controller) is judged from its content;

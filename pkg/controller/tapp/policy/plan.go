@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tapp-io/tapp-apiserver/pkg/controller/ownership"
 	"github.com/tapp-io/tapp-apiserver/pkg/inplace"
+	"github.com/tapp-io/tapp-apiserver/pkg/ownership"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -156,7 +156,7 @@ type Plan struct {
 //   - Pods are matched to an instance by the tapp_instance_key label, and only if they are controlled by the
 //     TApp (controllerRef UID) and named <tapp>-<id>. Controlled pods with an invalid id or a label/name
 //     mismatch are deleted (ReasonStray).
-//   - Ownership follows the built-in controllers (pkg/controller/ownership): an orphan pod (no controller
+//   - Ownership follows the built-in controllers (pkg/ownership): an orphan pod (no controller
 //     reference) named <tapp>-<id> with tapp_instance_key=<id> for a wanted id, not terminating, whose
 //     labels match spec.selector is adopted (Adoptions); a controlled pod that spec.selector no longer
 //     matches is released (Releases). Any other pod named <tapp>-<id> for a wanted id, in particular one
@@ -428,7 +428,7 @@ func sortDeletes(items []deleteItem) []Delete {
 	return out
 }
 
-// Owner is the TApp as pkg/controller/ownership sees it: its selector, and the pods that belong to it are
+// Owner is the TApp as pkg/ownership sees it: its selector, and the pods that belong to it are
 // the instance pods of wanted ids (name <tapp>-<id> and tapp_instance_key=<id>, id < replicas, not
 // Killed).
 func Owner(tapp *tkestackv1.TApp) ownership.Owner {

@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
-	"github.com/tapp-io/tapp-apiserver/pkg/controller/ownership"
+	"github.com/tapp-io/tapp-apiserver/pkg/ownership"
 )
 
 // Adoption is an orphan workload the YurtAppDaemon adopts as the child of Pool, under its existing name
@@ -28,7 +28,7 @@ type Release struct {
 	UID  types.UID
 }
 
-// podLabelled is a workload seen by pkg/controller/ownership through the labels of its pod template:
+// podLabelled is a workload seen by pkg/ownership through the labels of its pod template:
 // spec.selector is a query over the pods of the children (validation makes it match the template's pod
 // labels), and both the children of this controller and those of yurt-app-manager carry them there.
 type podLabelled struct {
@@ -38,7 +38,7 @@ type podLabelled struct {
 
 func (p podLabelled) GetLabels() map[string]string { return p.podLabels }
 
-// Owner is the YurtAppDaemon as pkg/controller/ownership sees it, for workloads seen through their pod
+// Owner is the YurtAppDaemon as pkg/ownership sees it, for workloads seen through their pod
 // template labels (ownershipView): its spec.selector, and the workloads that belong to it are those of
 // the template's kind that name one of the pools in valid (PoolNameLabel, or RefNodePoolAnnotation).
 func Owner(yad *v1alpha1.YurtAppDaemon, kind v1alpha1.TemplateType, valid map[string]*v1alpha1.NodePool) ownership.Owner {

@@ -18,7 +18,7 @@
 //   - RenderDeployment / RenderStatefulSet: the child of one pool at one revision, built with
 //     PinPodTemplate, PoolTolerations and PlacementHash;
 //   - ComputePlan: the Plan of one sync (adoptions, releases, creates, updates, deletes, conflicts) and the
-//     Status to report; Owner: the YurtAppDaemon as pkg/controller/ownership sees it;
+//     Status to report; Owner: the YurtAppDaemon as pkg/ownership sees it;
 //   - ApplyStatus / SetCondition: merge that Status into the API status without touching transition times
 //     of unchanged conditions.
 //
@@ -32,7 +32,7 @@
 //   - a child is mapped to its pool by the apps.openyurt.io/pool-name label (the ref-nodepool annotation is
 //     a fallback for children of the original controller), never by parsing its name; only children whose
 //     controller ownerRef is this YurtAppDaemon (UID) are considered;
-//   - ownership follows the built-in controllers (pkg/controller/ownership), with spec.selector matched
+//   - ownership follows the built-in controllers (pkg/ownership), with spec.selector matched
 //     against the labels of a workload's pod template: an orphan workload of the template's kind that names
 //     a selected pool and whose pods the selector matches is adopted under its existing name (Adoptions;
 //     yurt-app-manager's <yad>-<pool>-<random> workloads keep their names and are not recreated), at most

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/tapp-io/tapp-apiserver/pkg/controller/stablehash"
+	"github.com/tapp-io/tapp-apiserver/pkg/stablehash"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"

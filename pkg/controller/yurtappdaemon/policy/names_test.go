@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tapp-io/tapp-apiserver/pkg/controller/stablehash"
+	"github.com/tapp-io/tapp-apiserver/pkg/stablehash"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 )

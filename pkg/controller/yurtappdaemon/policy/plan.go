@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
-	"github.com/tapp-io/tapp-apiserver/pkg/controller/ownership"
+	"github.com/tapp-io/tapp-apiserver/pkg/ownership"
 )
 
 // DeleteReason says why a child is deleted.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/tapp-io/tapp-apiserver/pkg/controller/stablehash"
+	"github.com/tapp-io/tapp-apiserver/pkg/stablehash"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
