@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,11 +12,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
-	openyurtvalidation "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/validation"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
-	tkestackvalidation "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/validation"
+	"github.com/tapp-io/tapp-apiserver/pkg/registry/openyurt/nodepool"
+	"github.com/tapp-io/tapp-apiserver/pkg/registry/openyurt/yurtappdaemon"
+	"github.com/tapp-io/tapp-apiserver/pkg/registry/tkestack/tapp"
 )
 
 // FuzzDecodeDefaultValidateEncode feeds arbitrary JSON or YAML bodies through what the server does with a
@@ -129,17 +132,22 @@ func servedKind(gvk *schema.GroupVersionKind) (schema.GroupVersion, bool) {
 	return schema.GroupVersion{}, false
 }
 
-// validate runs the create validation of an internal object.
+// validate runs what a create runs on an internal object: its registry strategy's PrepareForCreate and
+// Validate.
 func validate(obj runtime.Object) field.ErrorList {
-	switch o := obj.(type) {
+	var strategy rest.RESTCreateStrategy
+	switch obj.(type) {
 	case *tkestack.TApp:
-		return tkestackvalidation.ValidateTApp(o)
+		strategy = tapp.NewStrategy(Scheme)
 	case *openyurt.YurtAppDaemon:
-		return openyurtvalidation.ValidateYurtAppDaemon(o)
+		strategy = yurtappdaemon.NewStrategy(Scheme)
 	case *openyurt.NodePool:
-		return openyurtvalidation.ValidateNodePool(o)
+		strategy = nodepool.NewStrategy(Scheme)
+	default:
+		return nil
 	}
-	return nil
+	strategy.PrepareForCreate(context.Background(), obj)
+	return strategy.Validate(context.Background(), obj)
 }
 
 // hostileBodies are seeds a careless or hostile client could send: nulls where objects go, wrong types, huge

@@ -88,22 +88,13 @@ func TestLocalUp(t *testing.T) {
 
 	// What the walk-through created runs: the example TApp at its scaled size, the tutorial TApp, and the
 	// YurtAppDaemon's Deployment in the example node pool with its pods on that pool's nodes.
-	waitFor := func(what string, check func() error) {
-		t.Helper()
-		deadline := time.Now().Add(readmeWalkthroughTimeout)
-		for {
-			err := check()
-			if err == nil {
-				return
-			}
-			if time.Now().After(deadline) {
-				pods, _ := kubectl("get", "pods", "-o", "wide")
-				events, _ := kubectl("get", "events", "--sort-by=.lastTimestamp")
-				t.Fatalf("%s: %v\npods:\n%s\nevents:\n%s", what, err, pods, events)
-			}
-			time.Sleep(time.Second)
+	t.Cleanup(func() {
+		if t.Failed() {
+			pods, _ := kubectl("get", "pods", "-o", "wide")
+			events, _ := kubectl("get", "events", "--sort-by=.lastTimestamp")
+			t.Logf("pods:\n%s\nevents:\n%s", pods, events)
 		}
-	}
+	})
 	runningPods := func(selector string, want int) func() error {
 		return func() error {
 			out, err := kubectl("get", "pods", "-l", selector, "-o",
@@ -123,9 +114,9 @@ func TestLocalUp(t *testing.T) {
 			return nil
 		}
 	}
-	waitFor("the example TApp scaled to 5", runningPods("app=example-tapp", 5))
-	waitFor("the YurtAppDaemon's pods in node pool hangzhou", runningPods("app=coredns", 2))
-	waitFor("the node pool hangzhou has its nodes", func() error {
+	pollUntil(t, readmeWalkthroughTimeout, "the example TApp scaled to 5", runningPods("app=example-tapp", 5))
+	pollUntil(t, readmeWalkthroughTimeout, "the YurtAppDaemon's pods in node pool hangzhou", runningPods("app=coredns", 2))
+	pollUntil(t, readmeWalkthroughTimeout, "the node pool hangzhou has its nodes", func() error {
 		out, err := kubectl("get", "nodepool", "hangzhou", "-o", "jsonpath={.status.readyNodeNum}")
 		if err != nil || out == "" || out == "0" {
 			return fmt.Errorf("readyNodeNum %q: %v", out, err)
