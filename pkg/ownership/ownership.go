@@ -20,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -108,6 +109,22 @@ func selects(s labels.Selector) bool {
 func ControllerRef(apiVersion, kind, name string, uid types.UID) metav1.OwnerReference {
 	yes := true
 	return metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: name, UID: uid, Controller: &yes, BlockOwnerDeletion: &yes}
+}
+
+// ControllerOf returns the controller reference of obj when it names an object of group kind gk, whatever
+// its version, nil otherwise. References are matched by group and kind, as the users of
+// metav1.GetControllerOf do: a reference written through any served version names the same object, which
+// the caller then identifies by name and UID. The reference is obj's own: read only.
+func ControllerOf(obj metav1.Object, gk schema.GroupKind) *metav1.OwnerReference {
+	ref := metav1.GetControllerOfNoCopy(obj)
+	if ref == nil || ref.Kind != gk.Kind {
+		return nil
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil || gv.Group != gk.Group {
+		return nil
+	}
+	return ref
 }
 
 // AdoptPatch returns the strategic merge patch that adds ref to the ownerReferences of the object whose

@@ -203,3 +203,37 @@ func TestRecheckReadsOnceAndRefusesADeletingOwner(t *testing.T) {
 		})
 	}
 }
+
+func TestControllerOf(t *testing.T) {
+	tapps := schema.GroupKind{Group: "apps.tkestack.io", Kind: "TApp"}
+	ref := func(apiVersion, kind string, controller bool) metav1.OwnerReference {
+		r := ControllerRef(apiVersion, kind, "web", ownerUID)
+		r.Controller = &controller
+		return r
+	}
+	for _, tc := range []struct {
+		name string
+		refs []metav1.OwnerReference
+		want bool
+	}{
+		{name: "no reference"},
+		{name: "the served version", refs: []metav1.OwnerReference{ref("apps.tkestack.io/v1", "TApp", true)}, want: true},
+		{name: "another version of the group", refs: []metav1.OwnerReference{ref("apps.tkestack.io/v2", "TApp", true)}, want: true},
+		{name: "another group", refs: []metav1.OwnerReference{ref("apps.example.com/v1", "TApp", true)}},
+		{name: "the core group", refs: []metav1.OwnerReference{ref("v1", "TApp", true)}},
+		{name: "another kind", refs: []metav1.OwnerReference{ref("apps.tkestack.io/v1", "TAppSet", true)}},
+		{name: "not the controller", refs: []metav1.OwnerReference{ref("apps.tkestack.io/v1", "TApp", false)}},
+		{name: "an unparsable apiVersion", refs: []metav1.OwnerReference{ref("a/b/c", "TApp", true)}},
+		{name: "the controller among others", refs: []metav1.OwnerReference{ref("v1", "ConfigMap", false), ref("apps.tkestack.io/v1", "TApp", true)}, want: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ControllerOf(pod("p", nil, tc.refs...), tapps)
+			if (got != nil) != tc.want {
+				t.Fatalf("ControllerOf = %v, want a reference: %v", got, tc.want)
+			}
+			if got != nil && (got.Kind != "TApp" || got.UID != ownerUID) {
+				t.Errorf("ControllerOf = %+v, want the TApp's", got)
+			}
+		})
+	}
+}

@@ -36,6 +36,33 @@ type Loop struct {
 	Metrics *Metrics
 }
 
+// New returns the loop of the controller named name, which syncs objects of kind with sync and records
+// metrics: its queue is NewQueue(name), its clock the real one. The informers it waits for are added by
+// Watch.
+func New(name, kind string, sync func(ctx context.Context, key string) error, metrics *Metrics) *Loop {
+	return &Loop{Name: name, Kind: kind, Queue: NewQueue(name), Sync: sync, Clock: clock.RealClock{}, Metrics: metrics}
+}
+
+// Watch registers handler with informer, and makes Run wait for the informer's cache before it starts a
+// worker. Call it before Run.
+func (l *Loop) Watch(informer cache.SharedIndexInformer, handler cache.ResourceEventHandler) error {
+	if _, err := informer.AddEventHandler(handler); err != nil {
+		return err
+	}
+	l.Synced = append(l.Synced, informer.HasSynced)
+	return nil
+}
+
+// Enqueue adds the key (namespace/name, or name) of obj, an object or a deletion tombstone, to the queue.
+func (l *Loop) Enqueue(obj any) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	l.Queue.Add(key)
+}
+
 // Run waits for the caches, then syncs keys with workers goroutines until ctx is done, and returns once
 // the workers stopped.
 func (l *Loop) Run(ctx context.Context, workers int) {

@@ -7,10 +7,15 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/informers"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/component-base/metrics/legacyregistry"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -181,5 +186,37 @@ func TestMetricNames(t *testing.T) {
 	m.ObserveSync(time.Second, nil)
 	if count, _ := gathered(t, "names_test_controller_sync_duration_seconds", map[string]string{"result": ResultSuccess}); count != 1 {
 		t.Errorf("names_test_controller_sync_duration_seconds{result=success} count = %v, want 1", count)
+	}
+}
+
+// TestWatchAndEnqueue: Watch registers the handler and makes Run wait for the informer; Enqueue keys
+// objects and tombstones.
+func TestWatchAndEnqueue(t *testing.T) {
+	l := New("watch-test", "Pod", func(context.Context, string) error { return nil }, NewMetrics("watch_test", "Pod"))
+	defer l.Queue.ShutDown()
+	client := kubefake.NewClientset(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}})
+	factory := informers.NewSharedInformerFactory(client, 0)
+	if err := l.Watch(factory.Core().V1().Pods().Informer(), cache.ResourceEventHandlerFuncs{AddFunc: l.Enqueue}); err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Synced) != 1 || l.Synced[0]() {
+		t.Fatalf("Synced = %d functions, want the informer's, not synced before it starts", len(l.Synced))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), l.Synced...) {
+		t.Fatal("cache not synced")
+	}
+	l.Enqueue(cache.DeletedFinalStateUnknown{Key: "ns/b", Obj: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}}})
+	l.Enqueue(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}})
+	got := map[string]bool{}
+	for i := 0; i < 3; i++ {
+		key, _ := l.Queue.Get()
+		got[key] = true
+		l.Queue.Done(key)
+	}
+	if !got["ns/a"] || !got["ns/b"] || !got["n"] {
+		t.Errorf("queued %v, want ns/a (the handler), ns/b (a tombstone) and n (cluster-scoped)", got)
 	}
 }
