@@ -1,5 +1,11 @@
 // Package embeddedetcd runs a single-member etcd inside the server process, on loopback, persisting
 // under a data directory, for installations that do not bring an external etcd cluster.
+//
+// Only the server can use it: etcd serves TLS on its client port and requires a client certificate signed
+// by a CA that Start issues afresh on every start (pkg/etcdpki) and writes into Options.CertDir, the only
+// place the client certificate exists. Another local process reaching the port is refused at the TLS
+// handshake. It opens no peer port: a single member has no peers to talk to (etcd records a peer URL in its
+// membership, which nothing listens on).
 package embeddedetcd
 
 import (
@@ -7,9 +13,12 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/etcdpki"
 )
 
 // Options configure the embedded etcd.
@@ -20,22 +29,38 @@ type Options struct {
 	UnsafeNoFsync bool
 	// LogLevel is etcd's log level (debug, info, warn, error).
 	LogLevel string
-	// ClientURL is the loopback URL etcd serves clients on, e.g. from FreeClientURL; empty picks a free port
-	// when etcd starts.
+	// ClientURL is the loopback https URL etcd serves clients on, e.g. from FreeClientURL; empty picks a free
+	// port when etcd starts.
 	ClientURL string
+	// CertDir is where Start writes the CA, etcd's serving certificate and the client certificate
+	// (ClientTLS names the files the client uses). Readable by the server's user only.
+	CertDir string
+}
+
+// ClientTLS returns the client certificate, its key and the CA that the client of an etcd started with
+// these options uses, as the storage configuration's --etcd-certfile, --etcd-keyfile and --etcd-cafile.
+func (o Options) ClientTLS() (certFile, keyFile, caFile string) {
+	return filepath.Join(o.CertDir, etcdpki.ClientCertFile), filepath.Join(o.CertDir, etcdpki.ClientKeyFile),
+		filepath.Join(o.CertDir, etcdpki.CAFile)
 }
 
 // Etcd is a running embedded etcd.
 type Etcd struct {
 	etcd *embed.Etcd
-	// ClientURL is the loopback URL clients connect to.
+	// ClientURL is the loopback https URL clients connect to.
 	ClientURL string
+	// CertFile, KeyFile and CAFile are the client certificate, its key and the CA clients trust
+	// (Options.ClientTLS).
+	CertFile, KeyFile, CAFile string
 }
 
 // Start starts etcd and waits until it serves clients.
 func Start(opts Options) (*Etcd, error) {
 	if opts.DataDir == "" {
 		return nil, fmt.Errorf("embedded etcd needs a data directory")
+	}
+	if opts.CertDir == "" {
+		return nil, fmt.Errorf("embedded etcd needs a certificate directory")
 	}
 	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating etcd data directory: %w", err)
@@ -47,9 +72,15 @@ func Start(opts Options) (*Etcd, error) {
 	if err != nil {
 		return nil, err
 	}
-	peerURL, err := freeLoopbackURL()
+	if clientURL.Scheme != "https" {
+		return nil, fmt.Errorf("embedded etcd serves https only, not %s", clientURL)
+	}
+	bundle, err := etcdpki.Issue("tapp-apiserver-embedded-etcd", []string{"127.0.0.1", "localhost"}, etcdpki.DefaultValidity)
 	if err != nil {
 		return nil, err
+	}
+	if err := bundle.Write(opts.CertDir); err != nil {
+		return nil, fmt.Errorf("writing the embedded etcd's certificates: %w", err)
 	}
 
 	cfg := embed.NewConfig()
@@ -57,8 +88,13 @@ func Start(opts Options) (*Etcd, error) {
 	cfg.Dir = opts.DataDir
 	cfg.ListenClientUrls = []url.URL{*clientURL}
 	cfg.AdvertiseClientUrls = []url.URL{*clientURL}
-	cfg.ListenPeerUrls = []url.URL{*peerURL}
-	cfg.AdvertisePeerUrls = []url.URL{*peerURL}
+	cfg.ClientTLSInfo.CertFile = filepath.Join(opts.CertDir, etcdpki.ServerCertFile)
+	cfg.ClientTLSInfo.KeyFile = filepath.Join(opts.CertDir, etcdpki.ServerKeyFile)
+	cfg.ClientTLSInfo.TrustedCAFile = filepath.Join(opts.CertDir, etcdpki.CAFile)
+	cfg.ClientTLSInfo.ClientCertAuth = true
+	// No peer listener. etcd still needs a peer URL for the member in its membership; the default
+	// (http://localhost:2380) is recorded there and never listened on or dialled.
+	cfg.ListenPeerUrls = nil
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	cfg.UnsafeNoFsync = opts.UnsafeNoFsync
 	cfg.LogLevel = opts.LogLevel
@@ -80,7 +116,8 @@ func Start(opts Options) (*Etcd, error) {
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd did not become ready within a minute")
 	}
-	return &Etcd{etcd: e, ClientURL: clientURL.String()}, nil
+	certFile, keyFile, caFile := opts.ClientTLS()
+	return &Etcd{etcd: e, ClientURL: clientURL.String(), CertFile: certFile, KeyFile: keyFile, CAFile: caFile}, nil
 }
 
 // Stop shuts etcd down.
@@ -88,7 +125,7 @@ func (e *Etcd) Stop() {
 	e.etcd.Close()
 }
 
-// FreeClientURL returns an http URL on a loopback port that is free right now, for Options.ClientURL: it
+// FreeClientURL returns an https URL on a loopback port that is free right now, for Options.ClientURL: it
 // lets the etcd servers be known, and the flags validated, before etcd starts.
 func FreeClientURL() (string, error) {
 	u, err := freeLoopbackURL()
@@ -98,7 +135,7 @@ func FreeClientURL() (string, error) {
 	return u.String(), nil
 }
 
-// freeLoopbackURL returns an http URL on a loopback port that is free right now.
+// freeLoopbackURL returns an https URL on a loopback port that is free right now.
 func freeLoopbackURL() (*url.URL, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -108,5 +145,5 @@ func freeLoopbackURL() (*url.URL, error) {
 	if err := l.Close(); err != nil {
 		return nil, err
 	}
-	return &url.URL{Scheme: "http", Host: addr}, nil
+	return &url.URL{Scheme: "https", Host: addr}, nil
 }

@@ -4,6 +4,7 @@ package app
 import (
 	"fmt"
 	"net"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -113,7 +114,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Serve without a Kubernetes cluster: bind to loopback only, no authentication, authorization, "+
 			"core-API admission or controllers. For local development.")
 	fs.StringVar(&o.EmbeddedEtcd.DataDir, "embedded-etcd-data-dir", o.EmbeddedEtcd.DataDir,
-		"Data directory of the embedded etcd that stores objects when --etcd-servers is not set.")
+		"Data directory of the embedded etcd that stores objects when --etcd-servers is not set. The embedded "+
+			"etcd serves the server alone: TLS with a client certificate it issues at every start into <cert-dir>/etcd.")
 	fs.BoolVar(&o.EmbeddedEtcd.UnsafeNoFsync, "embedded-etcd-unsafe-no-fsync", o.EmbeddedEtcd.UnsafeNoFsync,
 		"Skip fsync in the embedded etcd. Faster, but writes can be lost if the machine crashes. Tests only.")
 	fs.StringVar(&o.EmbeddedEtcd.LogLevel, "embedded-etcd-log-level", "error", "Log level of the embedded etcd.")
@@ -139,17 +141,29 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Controllers.AddFlags(fs)
 }
 
-// Complete fills in what the flags leave open: without --etcd-servers, the loopback URL of the embedded etcd
-// (started by Run after Validate); with --standalone, no cluster dependencies. In cluster mode, --kubeconfig
+// Complete fills in what the flags leave open: without --etcd-servers, the loopback https URL of the
+// embedded etcd (started by Run after Validate) and the client certificate it issues into <cert-dir>/etcd; with --standalone, no cluster dependencies. In cluster mode, --kubeconfig
 // also serves for delegated authentication and authorization unless their own kubeconfig flags are set.
 func (o *Options) Complete() error {
-	if len(o.Recommended.Etcd.StorageConfig.Transport.ServerList) == 0 {
+	if transport := &o.Recommended.Etcd.StorageConfig.Transport; len(transport.ServerList) == 0 {
+		if transport.CertFile != "" || transport.KeyFile != "" || transport.TrustedCAFile != "" {
+			return fmt.Errorf("--etcd-cafile, --etcd-certfile and --etcd-keyfile go with --etcd-servers; " +
+				"the embedded etcd issues its own certificates")
+		}
+		certDir := o.Recommended.SecureServing.ServerCert.CertDirectory
+		if certDir == "" {
+			return fmt.Errorf("the embedded etcd writes its certificates under --cert-dir, which is empty")
+		}
 		url, err := embeddedetcd.FreeClientURL()
 		if err != nil {
 			return fmt.Errorf("embedded etcd: %w", err)
 		}
 		o.EmbeddedEtcd.ClientURL = url
-		o.Recommended.Etcd.StorageConfig.Transport.ServerList = []string{url}
+		o.EmbeddedEtcd.CertDir = filepath.Join(certDir, "etcd")
+		// The server reaches it as any etcd: through the storage configuration of --etcd-servers,
+		// --etcd-certfile, --etcd-keyfile and --etcd-cafile.
+		transport.ServerList = []string{url}
+		transport.CertFile, transport.KeyFile, transport.TrustedCAFile = o.EmbeddedEtcd.ClientTLS()
 	}
 	if !o.Standalone {
 		if kubeconfig := o.Recommended.CoreAPI.CoreAPIKubeconfigPath; kubeconfig != "" {

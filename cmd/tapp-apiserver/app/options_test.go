@@ -111,6 +111,26 @@ func TestCompleteWithoutEtcdServersChoosesTheEmbeddedEtcd(t *testing.T) {
 	if err := o.Validate(); err != nil {
 		t.Fatalf("the embedded etcd must satisfy the etcd checks: %v", err)
 	}
+	// The server reaches the embedded etcd through the standard storage configuration, with the client
+	// certificate the embedded etcd issues under --cert-dir.
+	if !strings.HasPrefix(servers[0], "https://127.0.0.1:") {
+		t.Errorf("embedded etcd URL %s, want https on loopback", servers[0])
+	}
+	transport := o.Recommended.Etcd.StorageConfig.Transport
+	certFile, keyFile, caFile := o.EmbeddedEtcd.ClientTLS()
+	certDir := filepath.Join(o.Recommended.SecureServing.ServerCert.CertDirectory, "etcd")
+	if o.EmbeddedEtcd.CertDir != certDir || transport.CertFile != certFile || transport.KeyFile != keyFile ||
+		transport.TrustedCAFile != caFile || filepath.Dir(certFile) != certDir {
+		t.Errorf("embedded etcd certificates in %q, storage transport %q %q %q: want the client certificate of %s",
+			o.EmbeddedEtcd.CertDir, transport.CertFile, transport.KeyFile, transport.TrustedCAFile, certDir)
+	}
+
+	// --etcd-certfile and the others belong to --etcd-servers.
+	misplaced := NewOptions()
+	misplaced.Recommended.Etcd.StorageConfig.Transport.CertFile = "client.crt"
+	if err := misplaced.Complete(); err == nil || !strings.Contains(err.Error(), "go with --etcd-servers") {
+		t.Errorf("--etcd-certfile without --etcd-servers: err = %v, want a refusal", err)
+	}
 
 	external := NewOptions()
 	external.Recommended.Etcd.StorageConfig.Transport.ServerList = []string{"http://127.0.0.1:2379"}

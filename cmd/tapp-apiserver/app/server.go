@@ -58,7 +58,7 @@ func Run(ctx context.Context, o *Options) error {
 			return err
 		}
 		defer etcd.Stop()
-		klog.InfoS("Started embedded etcd", "dataDir", o.EmbeddedEtcd.DataDir, "url", etcd.ClientURL)
+		klog.InfoS("Started embedded etcd", "dataDir", o.EmbeddedEtcd.DataDir, "url", etcd.ClientURL, "certDir", o.EmbeddedEtcd.CertDir)
 	}
 	config, err := NewConfig(o)
 	if err != nil {

@@ -25,7 +25,7 @@ func newEtcdStorage(t *testing.T) *tapp.Storage {
 	t.Helper()
 	// k8s.io/apiserver/pkg/storage/etcd3/testserver would need testify in go.mod; the server's own
 	// embedded etcd needs nothing new.
-	etcd, err := embeddedetcd.Start(embeddedetcd.Options{DataDir: t.TempDir(), UnsafeNoFsync: true})
+	etcd, err := embeddedetcd.Start(embeddedetcd.Options{DataDir: t.TempDir(), CertDir: t.TempDir(), UnsafeNoFsync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,6 +33,7 @@ func newEtcdStorage(t *testing.T) *tapp.Storage {
 
 	storageConfig := storagebackend.NewDefaultConfig("/registry", apiserver.Codecs.LegacyCodec(tkestackv1.SchemeGroupVersion))
 	storageConfig.Transport.ServerList = []string{etcd.ClientURL}
+	storageConfig.Transport.CertFile, storageConfig.Transport.KeyFile, storageConfig.Transport.TrustedCAFile = etcd.CertFile, etcd.KeyFile, etcd.CAFile
 	opts := generic.RESTOptions{
 		StorageConfig:           storageConfig.ForResource(tkestack.Resource("tapps")),
 		Decorator:               generic.UndecoratedStorage,
