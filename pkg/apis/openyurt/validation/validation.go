@@ -24,6 +24,7 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/errorlimit"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/podtemplate"
 )
@@ -62,11 +63,12 @@ func ValidateNodePoolName(name string, prefix bool) []string {
 	return apivalidation.NameIsDNSLabel(name, prefix)
 }
 
-// ValidateYurtAppDaemon checks a YurtAppDaemon on create.
+// ValidateYurtAppDaemon checks a YurtAppDaemon on create. Like every Validate function of this package, it
+// returns at most errorlimit.PerPath errors per field path (see errorlimit.Limit).
 func ValidateYurtAppDaemon(yad *openyurt.YurtAppDaemon) field.ErrorList {
 	allErrs := apivalidation.ValidateObjectMeta(&yad.ObjectMeta, true, ValidateYurtAppDaemonName, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateYurtAppDaemonSpec(&yad.Spec, field.NewPath("spec"))...)
-	return allErrs
+	return errorlimit.Limit(allErrs)
 }
 
 // ValidateYurtAppDaemonUpdate checks an update of a YurtAppDaemon's metadata and spec.
@@ -89,14 +91,14 @@ func ValidateYurtAppDaemonUpdate(newObj, oldObj *openyurt.YurtAppDaemon) field.E
 		allErrs = append(allErrs, apivalidation.ValidateImmutableField(newSts.Spec.VolumeClaimTemplates, oldSts.Spec.VolumeClaimTemplates, stsSpecPath.Child("volumeClaimTemplates"))...)
 		allErrs = append(allErrs, apivalidation.ValidateImmutableField(newSts.Spec.ServiceName, oldSts.Spec.ServiceName, stsSpecPath.Child("serviceName"))...)
 	}
-	return allErrs
+	return errorlimit.Limit(allErrs)
 }
 
 // ValidateYurtAppDaemonStatusUpdate checks an update of a YurtAppDaemon's status.
 func ValidateYurtAppDaemonStatusUpdate(newObj, oldObj *openyurt.YurtAppDaemon) field.ErrorList {
 	allErrs := apivalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateYurtAppDaemonStatus(&newObj.Status, field.NewPath("status"))...)
-	return allErrs
+	return errorlimit.Limit(allErrs)
 }
 
 // workloadKind is the kind of workload a template renders, or "" when it holds none or both.
@@ -440,7 +442,7 @@ var (
 func ValidateNodePool(pool *openyurt.NodePool) field.ErrorList {
 	allErrs := apivalidation.ValidateObjectMeta(&pool.ObjectMeta, false, ValidateNodePoolName, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateNodePoolSpec(&pool.Spec, field.NewPath("spec"))...)
-	return allErrs
+	return errorlimit.Limit(allErrs)
 }
 
 // ValidateNodePoolUpdate checks an update of a NodePool's metadata and spec.
@@ -450,7 +452,7 @@ func ValidateNodePoolUpdate(newObj, oldObj *openyurt.NodePool) field.ErrorList {
 	allErrs = append(allErrs, validateNodePoolSpec(&newObj.Spec, specPath)...)
 	allErrs = append(allErrs, apivalidation.ValidateImmutableField(newObj.Spec.Type, oldObj.Spec.Type, specPath.Child("type"))...)
 	allErrs = append(allErrs, apivalidation.ValidateImmutableField(newObj.Spec.HostNetwork, oldObj.Spec.HostNetwork, specPath.Child("hostNetwork"))...)
-	return allErrs
+	return errorlimit.Limit(allErrs)
 }
 
 // ValidateNodePoolStatusUpdate checks an update of a NodePool's status.
@@ -459,8 +461,14 @@ func ValidateNodePoolStatusUpdate(newObj, oldObj *openyurt.NodePool) field.Error
 	statusPath := field.NewPath("status")
 	allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(int64(newObj.Status.ReadyNodeNum), statusPath.Child("readyNodeNum"))...)
 	allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(int64(newObj.Status.UnreadyNodeNum), statusPath.Child("unreadyNodeNum"))...)
-	allErrs = append(allErrs, validateUniqueNames(newObj.Status.Nodes, statusPath.Child("nodes"))...)
-	return allErrs
+	nodesPath := statusPath.Child("nodes")
+	allErrs = append(allErrs, validateUniqueNames(newObj.Status.Nodes, nodesPath)...)
+	for i, name := range newObj.Status.Nodes {
+		for _, msg := range apivalidation.NameIsDNSSubdomain(name, false) {
+			allErrs = append(allErrs, field.Invalid(nodesPath.Index(i), name, msg))
+		}
+	}
+	return errorlimit.Limit(allErrs)
 }
 
 func validateNodePoolSpec(spec *openyurt.NodePoolSpec, fldPath *field.Path) field.ErrorList {

@@ -590,6 +590,14 @@ func TestValidateNodePoolStatusUpdate(t *testing.T) {
 			[]wantErr{{field.ErrorTypeInvalid, "status.unreadyNodeNum"}}},
 		{"nodes unique", func(p *openyurt.NodePool) { p.Status.Nodes = []string{"n1", "n1"} },
 			[]wantErr{{field.ErrorTypeDuplicate, "status.nodes[1]"}}},
+		{"nodes are node names", func(p *openyurt.NodePool) { p.Status.Nodes = []string{"n1", "BAD NAME!", ""} },
+			[]wantErr{{field.ErrorTypeInvalid, "status.nodes[1]"}, {field.ErrorTypeInvalid, "status.nodes[2]"}}},
+		{"many bad node names are limited", func(p *openyurt.NodePool) {
+			p.Status.Nodes = nil
+			for i := 0; i < 1000; i++ {
+				p.Status.Nodes = append(p.Status.Nodes, fmt.Sprintf("BAD %d", i))
+			}
+		}, append(invalidNodes(10), wantErr{field.ErrorTypeInvalid, "status.nodes[10]"})},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -791,4 +799,13 @@ func TestDiffErrors(t *testing.T) {
 			t.Errorf("%s: got problems %q, want %d", name, got, tc.problems)
 		}
 	}
+}
+
+// invalidNodes is the Invalid errors of status.nodes[0..n-1].
+func invalidNodes(n int) []wantErr {
+	out := make([]wantErr, 0, n)
+	for i := 0; i < n; i++ {
+		out = append(out, wantErr{field.ErrorTypeInvalid, fmt.Sprintf("status.nodes[%d]", i)})
+	}
+	return out
 }

@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/errorlimit"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/podtemplate"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 )
@@ -82,11 +83,12 @@ func ValidateTAppName(name string, prefix bool) []string {
 	return apimachineryvalidation.NameIsDNSSubdomain(name, prefix)
 }
 
-// ValidateTApp checks a TApp on create.
+// ValidateTApp checks a TApp on create. Like every Validate function of this package, it returns at most
+// errorlimit.PerPath errors per field path (see errorlimit.Limit), so a refusal costs no more than the body.
 func ValidateTApp(tapp *tkestack.TApp) field.ErrorList {
 	allErrs := apimachineryvalidation.ValidateObjectMeta(&tapp.ObjectMeta, true, ValidateTAppName, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateTAppSpecAndNames(tapp)...)
-	return allErrs
+	return errorlimit.Limit(allErrs)
 }
 
 // ValidateTAppUpdate checks a TApp on update: the metadata update rules, the whole spec, and that the
@@ -96,14 +98,29 @@ func ValidateTAppUpdate(newTApp, oldTApp *tkestack.TApp) field.ErrorList {
 	allErrs = append(allErrs, validateTAppSpecAndNames(newTApp)...)
 	allErrs = append(allErrs, apimachineryvalidation.ValidateImmutableField(newTApp.Spec.Selector, oldTApp.Spec.Selector,
 		field.NewPath("spec", "selector"))...)
-	return allErrs
+	return errorlimit.Limit(allErrs)
 }
 
-// ValidateTAppStatusUpdate checks a TApp on a status update: the metadata update rules and the status.
+// ValidateTAppStatusUpdate checks a TApp on a status update: the metadata update rules, the status, and, when
+// status.statuses raises the highest instance id, the names derived from it (pod, hostname and claim names),
+// so that no status write can leave an object whose next spec write is refused. Those errors are reported on
+// status.statuses, the field that raised the id.
 func ValidateTAppStatusUpdate(newTApp, oldTApp *tkestack.TApp) field.ErrorList {
 	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&newTApp.ObjectMeta, &oldTApp.ObjectMeta, field.NewPath("metadata"))
-	allErrs = append(allErrs, validateTAppStatus(&newTApp.Status, field.NewPath("status"))...)
-	return allErrs
+	statusPath := field.NewPath("status")
+	allErrs = append(allErrs, validateTAppStatus(&newTApp.Status, statusPath)...)
+	if maxInstanceID(newTApp) > maxInstanceID(oldTApp) {
+		statusesPath := statusPath.Child("statuses")
+		derived := validatePodNameLength(newTApp, statusesPath)
+		derived = append(derived, validateVolumeClaimTemplates(newTApp, field.NewPath("spec", "volumeClaimTemplates"))...)
+		for _, err := range derived {
+			if err.Type == field.ErrorTypeInvalid {
+				allErrs = append(allErrs, field.Invalid(statusesPath, maxInstanceID(newTApp),
+					"this instance id is too high for the TApp's name: "+err.Detail))
+			}
+		}
+	}
+	return errorlimit.Limit(allErrs)
 }
 
 // validateTAppSpecAndNames checks the spec and the names derived from the TApp name and the spec.
@@ -210,9 +227,12 @@ func validatePodTemplates(spec *tkestack.TAppSpec, fldPath *field.Path) field.Er
 func validateTemplateReferences(spec *tkestack.TAppSpec, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	templatesPath := fldPath.Child("templates")
-	for _, id := range sortedKeys(spec.Templates) {
-		allErrs = append(allErrs, validateInstanceID(id, templatesPath.Key(id))...)
-		allErrs = append(allErrs, validateTemplateName(spec.Templates[id], spec.TemplatePool, templatesPath.Key(id))...)
+	ids := sortedKeys(spec.Templates)
+	allErrs = append(allErrs, validateInstanceKeys(ids, templatesPath)...)
+	for _, id := range ids {
+		if _, ok := parseInstanceID(id); ok {
+			allErrs = append(allErrs, validateTemplateName(spec.Templates[id], spec.TemplatePool, templatesPath.Key(id))...)
+		}
 	}
 	if spec.DefaultTemplateName != "" {
 		allErrs = append(allErrs, validateTemplateName(spec.DefaultTemplateName, spec.TemplatePool, fldPath.Child("defaultTemplateName"))...)
@@ -236,10 +256,10 @@ func validateTemplateName(name string, pool map[string]corev1.PodTemplateSpec, f
 }
 
 func validateSpecStatuses(statuses map[string]tkestack.InstanceStatus, fldPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	for _, id := range sortedKeys(statuses) {
-		allErrs = append(allErrs, validateInstanceID(id, fldPath.Key(id))...)
-		if statuses[id] != tkestack.InstanceKilled {
+	ids := sortedKeys(statuses)
+	allErrs := validateInstanceKeys(ids, fldPath)
+	for _, id := range ids {
+		if _, ok := parseInstanceID(id); ok && statuses[id] != tkestack.InstanceKilled {
 			allErrs = append(allErrs, field.NotSupported(fldPath.Key(id), statuses[id], SupportedSpecStatuses))
 		}
 	}
@@ -257,6 +277,46 @@ func parseInstanceID(key string) (int, bool) {
 		return 0, false
 	}
 	return id, true
+}
+
+// maxKeyExamples is how many of the keys that are not instance ids validateInstanceKeys names.
+const maxKeyExamples = 3
+
+// validateInstanceKeys checks the keys of a map keyed by instance id (sorted). A single bad key is reported
+// on its own path; several are one error on the map, naming the first few and the count: a key that can never
+// be an instance needs no error of its own, and a body of many such keys gets an answer of constant size.
+func validateInstanceKeys(keys []string, fldPath *field.Path) field.ErrorList {
+	var bad []string
+	badCount := 0
+	for _, key := range keys {
+		if _, ok := parseInstanceID(key); !ok {
+			if len(bad) < maxKeyExamples {
+				bad = append(bad, key)
+			}
+			badCount++
+		}
+	}
+	switch {
+	case badCount == 0:
+		return nil
+	case badCount == 1:
+		return validateInstanceID(bad[0], fldPath.Key(bad[0]))
+	}
+	quoted := make([]string, len(bad))
+	for i, key := range bad {
+		quoted[i] = strconv.Quote(truncate(key, 20))
+	}
+	return field.ErrorList{field.Invalid(fldPath, field.OmitValueType{}, fmt.Sprintf(
+		"%d keys are not instance ids (%s less than %d), e.g. %s",
+		badCount, instanceIDMsg, tkestack.MaxReplicas, strings.Join(quoted, ", ")))}
+}
+
+// truncate shortens s to at most n bytes, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 func validateInstanceID(key string, fldPath *field.Path) field.ErrorList {
@@ -408,9 +468,10 @@ func validateTAppStatus(status *tkestack.TAppStatus, fldPath *field.Path) field.
 	}
 	statusesPath := fldPath.Child("statuses")
 	known := sets.New(SupportedInstanceStatuses...)
-	for _, id := range sortedKeys(status.Statuses) {
-		allErrs = append(allErrs, validateInstanceID(id, statusesPath.Key(id))...)
-		if !known.Has(string(status.Statuses[id])) {
+	ids := sortedKeys(status.Statuses)
+	allErrs = append(allErrs, validateInstanceKeys(ids, statusesPath)...)
+	for _, id := range ids {
+		if _, ok := parseInstanceID(id); ok && !known.Has(string(status.Statuses[id])) {
 			allErrs = append(allErrs, field.NotSupported(statusesPath.Key(id), status.Statuses[id], SupportedInstanceStatuses))
 		}
 	}

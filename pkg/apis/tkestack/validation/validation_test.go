@@ -21,6 +21,20 @@ import (
 	v1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 )
 
+// notFoundTemplates is the first n NotFound errors of spec.templates keyed 0..49999, in sorted key order.
+func notFoundTemplates(n int) []wantErr {
+	keys := make([]string, 0, 50000)
+	for i := 0; i < 50000; i++ {
+		keys = append(keys, strconv.Itoa(i))
+	}
+	sort.Strings(keys)
+	out := make([]wantErr, 0, n)
+	for _, k := range keys[:n] {
+		out = append(out, wantErr{field.ErrorTypeNotFound, "spec.templates[" + k + "]", ""})
+	}
+	return out
+}
+
 // wantErr is one expected error: its type, its full path and, if set, a substring of its detail.
 type wantErr struct {
 	typ    field.ErrorType
@@ -260,11 +274,35 @@ func TestValidateTApp(t *testing.T) {
 				a.Spec.Templates = map[string]string{"01": "canary", "-1": "canary", "x": "canary", "100000": "canary"}
 			},
 			want: []wantErr{
-				{field.ErrorTypeInvalid, "spec.templates[01]", "must be a non-negative integer instance id"},
-				{field.ErrorTypeInvalid, "spec.templates[-1]", "must be a non-negative integer instance id"},
-				{field.ErrorTypeInvalid, "spec.templates[x]", "must be a non-negative integer instance id"},
+				{field.ErrorTypeInvalid, "spec.templates", `4 keys are not instance ids (must be a non-negative integer instance id less than 100000), e.g. "-1", "01", "100000"`},
+			},
+		},
+		{
+			name:   "one spec.templates key too large",
+			mutate: func(a *tkestack.TApp) { a.Spec.Templates = map[string]string{"100000": "canary"} },
+			want: []wantErr{
 				{field.ErrorTypeInvalid, "spec.templates[100000]", "must be a non-negative integer instance id less than 100000"},
 			},
+		},
+		{
+			name: "50000 spec.templates keys naming a missing template",
+			mutate: func(a *tkestack.TApp) {
+				a.Spec.Templates = map[string]string{}
+				for i := 0; i < 50000; i++ {
+					a.Spec.Templates[strconv.Itoa(i)] = "missing"
+				}
+			},
+			want: append(notFoundTemplates(10), wantErr{field.ErrorTypeInvalid, "spec.templates[10005]", "and 49990 more errors on spec.templates[*]"}),
+		},
+		{
+			name: "50000 spec.statuses keys that are no ids",
+			mutate: func(a *tkestack.TApp) {
+				a.Spec.Statuses = map[string]tkestack.InstanceStatus{}
+				for i := 0; i < 50000; i++ {
+					a.Spec.Statuses["x"+strconv.Itoa(i)] = "Sleeping"
+				}
+			},
+			want: []wantErr{{field.ErrorTypeInvalid, "spec.statuses", "50000 keys are not instance ids"}},
 		},
 		{
 			name: "spec.statuses key is not an id",
@@ -539,6 +577,13 @@ func TestValidateTAppStatusUpdate(t *testing.T) {
 			mutate: func(s *tkestack.TAppStatus) { s.AppStatus = "Sleeping" },
 			want:   []wantErr{{field.ErrorTypeNotSupported, "status.appStatus", ""}},
 		},
+		{
+			name: "many status.statuses keys that are no ids",
+			mutate: func(s *tkestack.TAppStatus) {
+				s.Statuses = map[string]tkestack.InstanceStatus{"a": "Running", "b": "Running", "-0": "Running"}
+			},
+			want: []wantErr{{field.ErrorTypeInvalid, "status.statuses", `3 keys are not instance ids`}},
+		},
 	}
 	for _, appStatus := range SupportedAppStatuses {
 		cases = append(cases, struct {
@@ -553,6 +598,58 @@ func TestValidateTAppStatusUpdate(t *testing.T) {
 			newTApp := oldTApp.DeepCopy()
 			tc.mutate(&newTApp.Status)
 			assertErrors(t, ValidateTAppStatusUpdate(newTApp, oldTApp), tc.want)
+		})
+	}
+}
+
+// TestValidateTAppStatusUpdateDerivedNames: a status write may not raise the highest instance id past what the
+// TApp's name allows, since every later spec write would then be refused on metadata.name.
+func TestValidateTAppStatusUpdateDerivedNames(t *testing.T) {
+	cases := []struct {
+		name     string
+		tappName string
+		service  string
+		claim    string
+		old      map[string]tkestack.InstanceStatus
+		statuses map[string]tkestack.InstanceStatus
+		want     []wantErr
+	}{
+		{name: "248-character name, id 99999", tappName: strings.Repeat("a", 248),
+			statuses: map[string]tkestack.InstanceStatus{"99999": "Running"},
+			want: []wantErr{
+				{field.ErrorTypeInvalid, "status.statuses", "pod name"},
+				{field.ErrorTypeInvalid, "status.statuses", "claim name"},
+			}},
+		{name: "235-character name, id 9999 fits", tappName: strings.Repeat("a", 235),
+			statuses: map[string]tkestack.InstanceStatus{"9999": "Running"}},
+		{name: "hostname bound with serviceName", tappName: strings.Repeat("a", 59), service: "svc",
+			statuses: map[string]tkestack.InstanceStatus{"9999": "Running"},
+			want:     []wantErr{{field.ErrorTypeInvalid, "status.statuses", "hostname"}}},
+		{name: "claim name bound", tappName: strings.Repeat("a", 200), claim: strings.Repeat("c", 49),
+			statuses: map[string]tkestack.InstanceStatus{"999": "Running"},
+			want:     []wantErr{{field.ErrorTypeInvalid, "status.statuses", "claim name"}}},
+		{name: "an id that does not rise is not checked again", tappName: strings.Repeat("a", 248),
+			old:      map[string]tkestack.InstanceStatus{"99999": "Running"},
+			statuses: map[string]tkestack.InstanceStatus{"99999": "Killed"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			oldTApp := validTApp()
+			oldTApp.Name = tc.tappName
+			oldTApp.Spec.ServiceName = tc.service
+			oldTApp.Status.Statuses = tc.old
+			if tc.claim != "" {
+				oldTApp.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{claim(tc.claim)}
+			}
+			newTApp := oldTApp.DeepCopy()
+			newTApp.Status.Statuses = tc.statuses
+			assertErrors(t, ValidateTAppStatusUpdate(newTApp, oldTApp), tc.want)
+			if len(tc.want) == 0 && tc.old == nil {
+				// What the status write leaves must still take a label-only spec write.
+				labelled := newTApp.DeepCopy()
+				labelled.Labels = map[string]string{"touched": "1"}
+				assertErrors(t, ValidateTAppUpdate(labelled, newTApp), nil)
+			}
 		})
 	}
 }
