@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"text/template"
@@ -26,6 +27,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/etcdpki"
 )
 
 //go:embed manifests/*.yaml
@@ -66,6 +69,11 @@ type Cluster struct {
 	ServerURL string
 	// ServerCAFile is the CA bundle of tapp-apiserver's serving certificate.
 	ServerCAFile string
+	// EtcdURL is the client URL of kube-apiserver's etcd (mutual TLS, certificates in EtcdCertDir).
+	EtcdURL string
+	// ServerEtcdCertDir holds the certificates of tapp-apiserver's embedded etcd, which issues them at every
+	// start (pkg/embeddedetcd); its URL is in tapp-apiserver's log.
+	ServerEtcdCertDir string
 
 	pki        *clusterPKI
 	kubeAPIURL string
@@ -293,6 +301,7 @@ func (c *Cluster) startTAppAPIServer(ctx context.Context) error {
 	}
 	c.ServerURL = "https://127.0.0.1:" + strconv.Itoa(port)
 	c.ServerCAFile = filepath.Join(certDir, "apiserver.crt")
+	c.ServerEtcdCertDir = filepath.Join(certDir, "etcd")
 	return c.waitHTTP(ctx, "tapp-apiserver", c.ServerURL+"/readyz", nil)
 }
 
@@ -468,22 +477,66 @@ func (c *Cluster) writePKI() error {
 	return nil
 }
 
+// startEtcd runs kube-apiserver's etcd with mutual TLS on its client and peer ports: certificates of its own
+// CA (pkg/etcdpki) in pki/etcd, and kube-apiserver's client certificate the only one issued. It returns the
+// client URL.
 func (c *Cluster) startEtcd(ctx context.Context) (string, error) {
 	clientPort, peerPort := freePort(), freePort()
 	if clientPort == 0 || peerPort == 0 {
 		return "", fmt.Errorf("no free loopback port for etcd")
 	}
-	clientURL := "http://127.0.0.1:" + strconv.Itoa(clientPort)
-	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
-	_, err := c.run("etcd", c.tool("etcd"),
-		"--name=local", "--data-dir="+c.path("etcd"),
-		"--listen-client-urls="+clientURL, "--advertise-client-urls="+clientURL,
-		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
-		"--initial-cluster=local="+peerURL, "--unsafe-no-fsync", "--log-level=warn")
+	certs, err := etcdpki.Issue("local-etcd", []string{"127.0.0.1", "localhost"}, etcdpki.DefaultValidity)
 	if err != nil {
 		return "", err
 	}
-	return clientURL, c.waitHTTP(ctx, "etcd", clientURL+"/health", nil)
+	if err := certs.Write(c.EtcdCertDir()); err != nil {
+		return "", err
+	}
+	pki := func(name string) string { return filepath.Join(c.EtcdCertDir(), name) }
+	clientURL := "https://127.0.0.1:" + strconv.Itoa(clientPort)
+	peerURL := "https://127.0.0.1:" + strconv.Itoa(peerPort)
+	_, err = c.run("etcd", c.tool("etcd"),
+		"--name=local", "--data-dir="+c.path("etcd"),
+		"--listen-client-urls="+clientURL, "--advertise-client-urls="+clientURL,
+		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
+		"--initial-cluster=local="+peerURL,
+		"--client-cert-auth", "--trusted-ca-file="+pki(etcdpki.CAFile),
+		"--cert-file="+pki(etcdpki.ServerCertFile), "--key-file="+pki(etcdpki.ServerKeyFile),
+		"--peer-client-cert-auth", "--peer-trusted-ca-file="+pki(etcdpki.CAFile),
+		"--peer-cert-file="+pki(etcdpki.PeerCertFile), "--peer-key-file="+pki(etcdpki.PeerKeyFile),
+		"--unsafe-no-fsync", "--log-level=warn")
+	if err != nil {
+		return "", err
+	}
+	c.EtcdURL = clientURL
+	return clientURL, c.waitEtcd(ctx, clientURL, pki(etcdpki.CAFile), pki(etcdpki.ClientCertFile), pki(etcdpki.ClientKeyFile))
+}
+
+// ServerEtcdURL returns the client URL of tapp-apiserver's embedded etcd, which picks a free port at every
+// start, from the server's log.
+func (c *Cluster) ServerEtcdURL() (string, error) {
+	log, err := os.ReadFile(c.path("logs", "tapp-apiserver.log"))
+	if err != nil {
+		return "", err
+	}
+	m := embeddedEtcdURLRE.FindAllSubmatch(log, -1)
+	if len(m) == 0 {
+		return "", fmt.Errorf("no embedded etcd in %s", c.path("logs", "tapp-apiserver.log"))
+	}
+	return string(m[len(m)-1][1]), nil
+}
+
+var embeddedEtcdURLRE = regexp.MustCompile(`"Started embedded etcd".* url="([^"]+)"`)
+
+// EtcdCertDir holds the CA, serving, peer and client certificates of kube-apiserver's etcd (names in
+// pkg/etcdpki).
+func (c *Cluster) EtcdCertDir() string { return c.path("pki", "etcd") }
+
+// waitEtcd waits until etcd answers /health to a client with the client certificate.
+func (c *Cluster) waitEtcd(ctx context.Context, url, caFile, certFile, keyFile string) error {
+	return c.waitHTTP(ctx, "etcd", url+"/health", &rest.Config{TLSClientConfig: rest.TLSClientConfig{
+		CAFile: caFile, CertFile: certFile, KeyFile: keyFile,
+	}})
 }
 
 func (c *Cluster) startKubeAPIServer(ctx context.Context, etcdURL string) error {
@@ -491,6 +544,9 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context, etcdURL string) error 
 	p := c.pki
 	_, err := c.run("kube-apiserver", c.tool("kube-apiserver"),
 		"--etcd-servers="+etcdURL,
+		"--etcd-cafile="+filepath.Join(c.EtcdCertDir(), etcdpki.CAFile),
+		"--etcd-certfile="+filepath.Join(c.EtcdCertDir(), etcdpki.ClientCertFile),
+		"--etcd-keyfile="+filepath.Join(c.EtcdCertDir(), etcdpki.ClientKeyFile),
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
 		"--tls-cert-file="+p.apiserverServing.CertFile, "--tls-private-key-file="+p.apiserverServing.KeyFile,
 		"--client-ca-file="+p.clientCA.CertFile,
