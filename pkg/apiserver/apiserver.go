@@ -3,6 +3,7 @@
 package apiserver
 
 import (
+	"net/http"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +25,7 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/openyurt/nodepool"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/openyurt/yurtappdaemon"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/tkestack/tapp"
+	"github.com/tapp-io/tapp-apiserver/pkg/storagefence"
 )
 
 // Config is the configuration of the server.
@@ -32,6 +34,9 @@ type Config struct {
 	// APIServiceTarget is the Service this server's APIServices point to (default tapp-system/tapp-apiserver).
 	// In cluster mode the server warns when an APIService of one of its group-versions points elsewhere.
 	APIServiceTarget types.NamespacedName
+	// StorageFence, in cluster mode, keeps the server from serving a store that is not the cluster's
+	// (readiness fails and requests for both groups answer 503); nil in standalone mode.
+	StorageFence *storagefence.Fence
 }
 
 // CompletedConfig is a Config whose defaults have been filled in.
@@ -40,6 +45,7 @@ type CompletedConfig struct {
 	apiServiceTarget types.NamespacedName
 	// clientConfig reaches the cluster in cluster mode; nil when standalone.
 	clientConfig *restclient.Config
+	fence        *storagefence.Fence
 }
 
 // Server is the running aggregated API server.
@@ -53,7 +59,16 @@ func (c *Config) Complete() CompletedConfig {
 	if target.Name == "" {
 		target = coexistence.DefaultService
 	}
-	return CompletedConfig{generic: c.GenericConfig.Complete(), apiServiceTarget: target, clientConfig: c.GenericConfig.ClientConfig}
+	if fence := c.StorageFence; fence != nil {
+		build := c.GenericConfig.BuildHandlerChainFunc
+		c.GenericConfig.BuildHandlerChainFunc = func(api http.Handler, config *genericapiserver.Config) http.Handler {
+			// Innermost, so that requests are authenticated and authorized before they learn why.
+			return build(fence.WithFence(api, []string{tkestack.GroupName, openyurt.GroupName}, Codecs), config)
+		}
+		c.GenericConfig.AddReadyzChecks(fence.HealthChecker())
+	}
+	return CompletedConfig{generic: c.GenericConfig.Complete(), apiServiceTarget: target,
+		clientConfig: c.GenericConfig.ClientConfig, fence: c.StorageFence}
 }
 
 // New builds the server and installs both API groups.
@@ -101,6 +116,14 @@ func (c CompletedConfig) New() (*Server, error) {
 
 	if err := generic.InstallAPIGroups(&tkestackGroup, &openyurtGroup); err != nil {
 		return nil, err
+	}
+	if c.fence != nil {
+		if err := generic.AddPostStartHook("storage-fence", func(hook genericapiserver.PostStartHookContext) error {
+			go c.fence.Run(hook.Context)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
 	}
 	if c.clientConfig != nil {
 		if err := c.watchCoexistence(generic, servedResources(&tkestackGroup, &openyurtGroup)); err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/coexistence"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/manager"
 	"github.com/tapp-io/tapp-apiserver/pkg/embeddedetcd"
+	"github.com/tapp-io/tapp-apiserver/pkg/storagefence"
 )
 
 // etcdPrefix is where objects live in etcd: <prefix>/<group>/<resource>/<namespace>/<name>.
@@ -58,6 +59,10 @@ type Options struct {
 	// Both are k8s.io/apiserver's graceful termination, with kube-apiserver's flag names.
 	ShutdownWatchTerminationGracePeriod time.Duration
 	ShutdownDelayDuration               time.Duration
+	// StorageRecord is the ConfigMap, namespace/name, that records the identity of the store in the cluster
+	// (cluster mode); StorageCheckPeriod is how often a serving replica compares it with the store.
+	StorageRecord      string
+	StorageCheckPeriod time.Duration
 }
 
 // NewOptions returns the default options.
@@ -70,12 +75,15 @@ func NewOptions() *Options {
 
 		APIServiceService:                   coexistence.DefaultService.String(),
 		ShutdownWatchTerminationGracePeriod: 2 * time.Second,
+		StorageRecord:                       storagefence.DefaultRecord.String(),
+		StorageCheckPeriod:                  10 * time.Second,
 	}
 	o.Recommended.Etcd.StorageConfig.EncodeVersioner = apiserver.StorageVersions
 
 	// Object-count quotas: kube-apiserver only proxies our resources, so quota is enforced here.
 	quota.Register(o.Recommended.Admission.Plugins)
-	// Pod templates of TApps are checked with a dry-run pod create; NodePools with nodes cannot be deleted.
+	// Pod templates of TApps are checked with a dry-run pod create, workload templates of YurtAppDaemons with
+	// a dry-run Deployment or StatefulSet create; NodePools with nodes cannot be deleted.
 	// The dry runs go through a client of their own (see ExtraAdmissionInitializers below). Both run before
 	// ResourceQuota, which charges usage when it admits and must therefore come last.
 	podtemplate.Register(o.Recommended.Admission.Plugins)
@@ -139,6 +147,20 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"After SIGTERM, how long the server keeps serving with /readyz failing before it stops accepting "+
 			"requests, so that endpoints and load balancers stop routing to it first.")
 	o.Controllers.AddFlags(fs)
+	o.addStorageFlags(fs)
+}
+
+// addStorageFlags registers the flags of the storage fence, which the storage subcommands share.
+func (o *Options) addStorageFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.StorageRecord, "storage-identity-configmap", o.StorageRecord,
+		"The ConfigMap (namespace/name) that records, in the cluster, the identity of this server's store and the "+
+			"highest revision served from it. In cluster mode the server does not serve a store that is empty, "+
+			"another one or rewound while this record exists (readiness fails, requests answer 503, the controllers "+
+			"wait), so that the garbage collector never deletes workloads whose owners a wrong store lacks; see "+
+			"`tapp-apiserver storage`. Standalone mode keeps no record and has no such protection.")
+	fs.DurationVar(&o.StorageCheckPeriod, "storage-check-period", o.StorageCheckPeriod,
+		"How often a serving replica compares its store with the cluster's record and moves the record's "+
+			"high-water revision forward (a server that does not serve checks every 2 s).")
 }
 
 // Complete fills in what the flags leave open: without --etcd-servers, the loopback https URL of the
@@ -199,6 +221,12 @@ func (o *Options) Validate() error {
 	if _, err := o.apiServiceTarget(); err != nil {
 		errs = append(errs, err)
 	}
+	if _, err := o.storageRecord(); err != nil {
+		errs = append(errs, err)
+	}
+	if o.StorageCheckPeriod <= 0 {
+		errs = append(errs, fmt.Errorf("--storage-check-period must be positive"))
+	}
 	if o.PodTemplateCheckQPS < 0 {
 		errs = append(errs, fmt.Errorf("--pod-template-check-qps must not be negative"))
 	}
@@ -218,6 +246,15 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--write-kubeconfig is only supported with --standalone"))
 	}
 	return utilerrors.NewAggregate(errs)
+}
+
+// storageRecord parses --storage-identity-configmap.
+func (o *Options) storageRecord() (types.NamespacedName, error) {
+	namespace, name, ok := strings.Cut(o.StorageRecord, "/")
+	if !ok || namespace == "" || name == "" || strings.Contains(name, "/") {
+		return types.NamespacedName{}, fmt.Errorf("--storage-identity-configmap must be namespace/name, not %q", o.StorageRecord)
+	}
+	return types.NamespacedName{Namespace: namespace, Name: name}, nil
 }
 
 // apiServiceTarget parses --apiservice-service.

@@ -22,6 +22,7 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/manager"
 	"github.com/tapp-io/tapp-apiserver/pkg/embeddedetcd"
 	generatedopenapi "github.com/tapp-io/tapp-apiserver/pkg/generated/openapi"
+	"github.com/tapp-io/tapp-apiserver/pkg/storagefence"
 )
 
 // NewCommand returns the tapp-apiserver command.
@@ -31,7 +32,9 @@ func NewCommand(ctx context.Context, o *Options) *cobra.Command {
 		Short: "Serve TApp, YurtAppDaemon and NodePool as an aggregated Kubernetes API",
 		Long: "tapp-apiserver serves apps.tkestack.io/v1 TApps, apps.openyurt.io/v1alpha1 YurtAppDaemons and " +
 			"apps.openyurt.io/v1beta1 and v1alpha1 NodePools from its own etcd. Register it with a cluster " +
-			"through APIServices, or run it with --standalone for local development.",
+			"through APIServices, or run it with --standalone for local development. In cluster mode it records " +
+			"its store's identity in the cluster and does not serve an empty, other or rewound store (see " +
+			"`tapp-apiserver storage --help`); standalone mode records nothing and has no such protection.",
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return Run(cmd.Context(), o)
@@ -41,6 +44,7 @@ func NewCommand(ctx context.Context, o *Options) *cobra.Command {
 	o.AddFlags(cmd.Flags())
 	utilfeature.DefaultMutableFeatureGate.AddFlag(cmd.Flags())
 	cmd.AddCommand(NewMigrateCommand(ctx))
+	cmd.AddCommand(NewStorageCommand(ctx))
 	return cmd
 }
 
@@ -64,17 +68,29 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	var (
+		kubeConfig *rest.Config
+		fence      *storagefence.Fence
+	)
+	if !o.Standalone {
+		if kubeConfig, err = clusterConfig(o); err != nil {
+			return err
+		}
+		// The server does not serve a store that is not the cluster's (docs/install.md).
+		var closeFence func()
+		if fence, closeFence, err = newStorageFence(ctx, o, kubeConfig); err != nil {
+			return err
+		}
+		defer closeFence()
+		config.StorageFence = fence
+	}
 	server, err := config.Complete().New()
 	if err != nil {
 		return err
 	}
 	if o.Standalone {
-		klog.InfoS("Standalone mode: controllers are not started")
+		klog.InfoS("Standalone mode: controllers are not started, and no storage identity is recorded")
 	} else {
-		kubeConfig, err := clusterConfig(o)
-		if err != nil {
-			return err
-		}
 		// A controller that cannot start, or the loss of the controllers' Lease, stops the server: the process
 		// exits non-zero and is restarted, as kube-controller-manager is, instead of serving without
 		// controllers or running half-stopped ones.
@@ -83,7 +99,11 @@ func Run(ctx context.Context, o *Options) error {
 		defer stop(nil)
 		server.GenericAPIServer.AddPostStartHookOrDie("start-controllers", func(hook genericapiserver.PostStartHookContext) error {
 			go func() {
-				if err := manager.Run(ctx, o.Controllers, kubeConfig, hook.LoopbackClientConfig); err != nil {
+				// The controllers run only while the server serves its store.
+				run := func(ctx context.Context) error {
+					return manager.Run(ctx, o.Controllers, kubeConfig, hook.LoopbackClientConfig)
+				}
+				if err := fence.RunWhileServing(ctx, run); err != nil {
 					klog.ErrorS(err, "Controllers failed: stopping the server")
 					stop(fmt.Errorf("%w: %w", errControllers, err))
 				}

@@ -1,0 +1,192 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/embeddedetcd"
+	"github.com/tapp-io/tapp-apiserver/pkg/storagefence"
+)
+
+// newStorageFence builds the fence of a server in cluster mode: its store through the server's storage
+// configuration, the record through kubeConfig, Events in the record's namespace.
+func newStorageFence(ctx context.Context, o *Options, kubeConfig *rest.Config) (*storagefence.Fence, func(), error) {
+	name, err := o.storageRecord()
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := storagefence.NewStore(o.Recommended.Etcd.StorageConfig)
+	if err != nil {
+		return nil, nil, err
+	}
+	config := rest.CopyConfig(kubeConfig)
+	config.UserAgent = "tapp-apiserver-storage-fence"
+	kube, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		_ = store.Close()
+		return nil, nil, err
+	}
+	host, _ := os.Hostname()
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	recorder := broadcaster.NewRecorder(clientgoscheme.Scheme, corev1.EventSource{Component: "tapp-apiserver", Host: host})
+	fence := storagefence.New(store, &storagefence.Cluster{Client: kube, Name: name}, recorder, o.StorageCheckPeriod)
+	return fence, func() {
+		broadcaster.Shutdown()
+		_ = store.Close()
+	}, nil
+}
+
+// NewStorageCommand returns the storage subcommand: status and accept of the store's identity.
+func NewStorageCommand(ctx context.Context) *cobra.Command {
+	o := NewOptions()
+	cmd := &cobra.Command{
+		Use:   "storage",
+		Short: "Show or accept the identity of the store, which the server compares with the cluster's record",
+		Long: "In cluster mode tapp-apiserver records the identity of its store (a random id in its etcd, under " +
+			"--etcd-prefix) in the ConfigMap --storage-identity-configmap, with the highest revision it served. It " +
+			"does not serve a store that is empty, holds another identity or is rewound below that revision: its " +
+			"readiness fails and requests answer 503, so that the garbage collector never deletes the workloads " +
+			"of TApps and YurtAppDaemons a wrong store lacks. `status` shows both records and the verdict; " +
+			"`accept --confirm` makes the current store the cluster's. Give the server's flags (--etcd-servers, " +
+			"--etcd-prefix, --etcd-cafile, --etcd-certfile, --etcd-keyfile, --kubeconfig, " +
+			"--storage-identity-configmap). Without --etcd-servers the embedded etcd of --embedded-etcd-data-dir " +
+			"is opened, which needs the server stopped. Standalone mode keeps no record.",
+	}
+	cmd.SetContext(ctx)
+	fs := cmd.PersistentFlags()
+	fs.StringVar(&o.Recommended.CoreAPI.CoreAPIKubeconfigPath, "kubeconfig", "",
+		"kubeconfig of the cluster that holds the record (default: in-cluster)")
+	o.Recommended.Etcd.AddFlags(fs)
+	fs.StringVar(&o.EmbeddedEtcd.DataDir, "embedded-etcd-data-dir", o.EmbeddedEtcd.DataDir,
+		"Data directory of the embedded etcd, when --etcd-servers is not set (the server must be stopped).")
+	fs.StringVar(&o.Recommended.SecureServing.ServerCert.CertDirectory, "cert-dir", o.Recommended.SecureServing.ServerCert.CertDirectory,
+		"Where the embedded etcd writes its certificates, when --etcd-servers is not set.")
+	o.addStorageFlags(fs)
+
+	var confirm bool
+	status := &cobra.Command{
+		Use:          "status",
+		Short:        "Show the store's and the cluster's identities, the revisions, the mark and the verdict",
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withStorage(cmd.Context(), o, func(ctx context.Context, store *storagefence.Store, cluster *storagefence.Cluster) error {
+				storagefence.Status(ctx, store, cluster).Print(cmd.OutOrStdout())
+				return nil
+			})
+		},
+	}
+	accept := &cobra.Command{
+		Use:   "accept --confirm",
+		Short: "Make the current store the cluster's, after a deliberate reset or restore",
+		Long: "accept records the current store's identity (a new one for an empty store) and revision in the " +
+			"cluster, so that the server serves it. It first counts the pods, claims, Deployments and " +
+			"StatefulSets whose owning TApp or YurtAppDaemon this store lacks: the garbage collector deletes them " +
+			"once the store is served. Without --confirm it only shows this.",
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withStorage(cmd.Context(), o, func(ctx context.Context, store *storagefence.Store, cluster *storagefence.Cluster) error {
+				return runAccept(ctx, cmd.OutOrStdout(), store, cluster, confirm)
+			})
+		},
+	}
+	accept.Flags().BoolVar(&confirm, "confirm", false, "accept the store; without it nothing is changed")
+	cmd.AddCommand(status, accept)
+	return cmd
+}
+
+// withStorage connects to the store and the cluster the flags give (starting the embedded etcd without
+// --etcd-servers) and runs f.
+func withStorage(ctx context.Context, o *Options, f func(context.Context, *storagefence.Store, *storagefence.Cluster) error) error {
+	o.Standalone = false
+	if err := o.Complete(); err != nil {
+		return err
+	}
+	name, err := o.storageRecord()
+	if err != nil {
+		return err
+	}
+	if o.EmbeddedEtcd.ClientURL != "" {
+		etcd, err := embeddedetcd.Start(o.EmbeddedEtcd)
+		if err != nil {
+			return fmt.Errorf("opening the embedded etcd of %s (stop the server first): %w", o.EmbeddedEtcd.DataDir, err)
+		}
+		defer etcd.Stop()
+		klog.V(2).InfoS("Started embedded etcd", "dataDir", o.EmbeddedEtcd.DataDir)
+	}
+	kubeConfig, err := clusterConfig(o)
+	if err != nil {
+		return err
+	}
+	kubeConfig.UserAgent = "tapp-apiserver-storage"
+	kube, err := kubernetes.NewForConfig(kubeConfig)
+	if err != nil {
+		return err
+	}
+	store, err := storagefence.NewStore(o.Recommended.Etcd.StorageConfig)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	return f(ctx, store, &storagefence.Cluster{Client: kube, Name: name})
+}
+
+func runAccept(ctx context.Context, out io.Writer, store *storagefence.Store, cluster *storagefence.Cluster, confirm bool) error {
+	report := storagefence.Status(ctx, store, cluster)
+	report.Print(out)
+	if report.Store.State == storagefence.StoreUnreadable {
+		return fmt.Errorf("cannot read the store: %w", report.Store.Err)
+	}
+	objects, err := store.Objects(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the store's objects: %w", err)
+	}
+	orphans, err := storagefence.Orphans(ctx, cluster.Client, objects)
+	if err != nil {
+		return fmt.Errorf("counting the workloads whose owners the store lacks: %w", err)
+	}
+	total := 0
+	resources := make([]string, 0, len(orphans))
+	for r, n := range orphans {
+		resources = append(resources, r)
+		total += n
+	}
+	sort.Strings(resources)
+	fmt.Fprintf(out, "Workloads whose TApp or YurtAppDaemon this store lacks: %d", total)
+	if total > 0 {
+		fmt.Fprintf(out, ", which the garbage collector will delete once the store is accepted:\n")
+		for _, r := range resources {
+			fmt.Fprintf(out, "  %s: %d\n", r, orphans[r])
+		}
+	} else {
+		fmt.Fprintln(out)
+	}
+	if !confirm {
+		fmt.Fprintln(out, "Nothing changed: run again with --confirm to accept this store.")
+		return nil
+	}
+	id, mark, err := storagefence.Accept(ctx, store, cluster)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Accepted: the cluster's record now names store %s, high-water revision %d. The server serves it "+
+		"within seconds.\n", id, mark)
+	return nil
+}
