@@ -11,10 +11,13 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/admission"
 	genericadmissioninitializer "k8s.io/apiserver/pkg/admission/initializer"
@@ -23,6 +26,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/admission/podtemplate/refusal"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 )
 
@@ -35,7 +39,10 @@ const DefaultTimeout = 10 * time.Second
 // maxConcurrentChecks bounds the dry-run pod creates of one TApp write in flight at once.
 const maxConcurrentChecks = 8
 
-var tappsResource = tkestack.Resource("tapps")
+var (
+	tappsResource          = tkestack.Resource("tapps")
+	yurtAppDaemonsResource = openyurt.Resource("yurtappdaemons")
+)
 
 // Register adds the plugin.
 func Register(plugins *admission.Plugins) {
@@ -112,53 +119,113 @@ func (p *Plugin) ValidateInitialization() error {
 
 // Validate implements admission.ValidationInterface.
 func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
-	if a.GetResource().GroupResource() != tappsResource || a.GetSubresource() != "" {
+	if a.GetSubresource() != "" {
 		return nil
 	}
-	tapp, ok := a.GetObject().(*tkestack.TApp)
-	if !ok {
-		return nil
-	}
-	var old *tkestack.TApp
-	if a.GetOperation() == admission.Update {
-		if old, ok = a.GetOldObject().(*tkestack.TApp); !ok {
+	switch a.GetResource().GroupResource() {
+	case tappsResource:
+		tapp, ok := a.GetObject().(*tkestack.TApp)
+		if !ok {
 			return nil
 		}
+		var old *tkestack.TApp
+		if a.GetOperation() == admission.Update {
+			if old, ok = a.GetOldObject().(*tkestack.TApp); !ok {
+				return nil
+			}
+		}
+		namespace := namespaceOf(a, tapp.Namespace)
+		var checks []*templateCheck
+		for _, name := range templatesToCheck(old, tapp) {
+			pod, paths, err := buildPod(tapp, namespace, name)
+			if err != nil {
+				// Our own validation ran before admission; a template that cannot be built is not ours to judge.
+				klog.ErrorS(err, "Cannot build the dry-run pod of a TApp template", "tapp", klog.KRef(namespace, tapp.Name), "template", name)
+				continue
+			}
+			checks = append(checks, &templateCheck{template: paths.template, object: pod, fieldPath: paths.tappField})
+		}
+		return p.check(ctx, tappSubject, tapp.Name, namespace, checks)
+	case yurtAppDaemonsResource:
+		yad, ok := a.GetObject().(*openyurt.YurtAppDaemon)
+		if !ok {
+			return nil
+		}
+		var old *openyurt.YurtAppDaemon
+		if a.GetOperation() == admission.Update {
+			if old, ok = a.GetOldObject().(*openyurt.YurtAppDaemon); !ok {
+				return nil
+			}
+		}
+		if !workloadTemplateChanged(old, yad) {
+			return nil
+		}
+		namespace := namespaceOf(a, yad.Namespace)
+		c, err := buildWorkload(yad, namespace)
+		if err != nil {
+			klog.ErrorS(err, "Cannot build the dry-run workload of a YurtAppDaemon", "yurtAppDaemon", klog.KRef(namespace, yad.Name))
+			return nil
+		}
+		return p.check(ctx, yadSubject, yad.Name, namespace, []*templateCheck{c})
 	}
-	names := templatesToCheck(old, tapp)
-	if len(names) == 0 {
+	return nil
+}
+
+// namespaceOf is the namespace of the request, else the object's.
+func namespaceOf(a admission.Attributes, objectNamespace string) string {
+	if ns := a.GetNamespace(); ns != "" {
+		return ns
+	}
+	return objectNamespace
+}
+
+// templateCheck is one template of a checked object: what its controller would create from it, and where
+// that object's fields come from.
+type templateCheck struct {
+	// template is the field path of the template in the checked object.
+	template *field.Path
+	// object is what the controller would create from the template (a pod, a Deployment or a StatefulSet),
+	// named with generateName so that no existing object collides.
+	object runtime.Object
+	// fieldPath maps a field path of object onto the checked object.
+	fieldPath func(string) string
+}
+
+// subject says what is checked, in errors, logs and warnings.
+type subject struct {
+	kind schema.GroupKind
+	// template and templates name one template and several in warnings ("pod template", "pod templates").
+	template, templates string
+}
+
+var (
+	tappSubject = subject{kind: tkestack.Kind("TApp"), template: "pod template", templates: "pod templates"}
+	yadSubject  = subject{kind: openyurt.Kind("YurtAppDaemon"), template: "workload template", templates: "workload templates"}
+)
+
+// check creates the object of every check with dryRun=All, concurrently, and turns the core API's answers
+// into the answer for the object name of kind s.kind: a 422 with every template's refusals, or nil.
+func (p *Plugin) check(ctx context.Context, s subject, name, namespace string, checks []*templateCheck) error {
+	if len(checks) == 0 {
 		return nil
 	}
-	namespace := a.GetNamespace()
-	if namespace == "" {
-		namespace = tapp.Namespace
-	}
-
-	// The templates are checked concurrently: a TApp's create then waits for its slowest template only.
+	// The templates are checked concurrently: a create then waits for its slowest template only.
 	type verdict struct {
-		paths       *podPaths
 		errs        field.ErrorList
 		missing     string
 		unavailable error
 	}
-	verdicts := make([]*verdict, len(names))
+	verdicts := make([]verdict, len(checks))
 	var wg sync.WaitGroup
 	limit := make(chan struct{}, maxConcurrentChecks)
-	for i, name := range names {
-		pod, paths, err := buildPod(tapp, namespace, name)
-		if err != nil {
-			// Our own validation ran before admission; a template that cannot be built is not ours to judge.
-			klog.ErrorS(err, "Cannot build the dry-run pod of a TApp template", "tapp", klog.KRef(namespace, tapp.Name), "template", name)
-			continue
-		}
-		v := &verdict{paths: paths}
-		verdicts[i] = v
+	for i, c := range checks {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			limit <- struct{}{}
 			defer func() { <-limit }()
-			v.errs, v.missing, v.unavailable = p.dryRun(ctx, pod, paths)
+			v := &verdicts[i]
+			v.errs, v.missing, v.unavailable = p.dryRun(ctx, c)
 		}()
 	}
 	wg.Wait()
@@ -167,15 +234,13 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 	var allErrs field.ErrorList
 	var unchecked []string
 	var unavailable error
-	for _, v := range verdicts {
-		if v == nil {
-			continue
-		}
+	for i, v := range verdicts {
+		template := checks[i].template
 		if v.missing != "" {
-			warning.AddWarning(ctx, "", fmt.Sprintf("%s: %s; its pods will be refused until that exists", v.paths.template, v.missing))
+			warning.AddWarning(ctx, "", fmt.Sprintf("%s: %s; its pods will be refused until that exists", template, v.missing))
 		}
 		if v.unavailable != nil {
-			unchecked = append(unchecked, v.paths.template.String())
+			unchecked = append(unchecked, template.String())
 			if unavailable == nil {
 				unavailable = v.unavailable
 			}
@@ -183,16 +248,16 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 		allErrs = append(allErrs, v.errs...)
 	}
 	if unavailable != nil {
-		klog.ErrorS(unavailable, "Pod templates of a TApp could not be checked against the core API; not refusing it for them",
-			"tapp", klog.KRef(namespace, tapp.Name), "templates", unchecked)
+		klog.ErrorS(unavailable, "Templates could not be checked against the core API; not refusing the object for them",
+			"kind", s.kind.Kind, "object", klog.KRef(namespace, name), "templates", unchecked)
 		// One warning says it; the templates most likely met the same problem.
 		warning.AddWarning(ctx, "", fmt.Sprintf("%s not checked against the core API (%s); "+
-			"pod creation problems will show in the TApp's events", uncheckedSubject(unchecked, len(names)), shortReason(unavailable)))
+			"creation problems will show in the %s's events", uncheckedSubject(s, unchecked, len(checks)), shortReason(unavailable), s.kind.Kind))
 	}
 	if len(allErrs) == 0 {
 		return nil
 	}
-	return apierrors.NewInvalid(tkestack.Kind("TApp"), tapp.Name, allErrs)
+	return apierrors.NewInvalid(s.kind, name, allErrs)
 }
 
 // templatesToCheck returns the names of the templates to check, spec.template ("default") first, then the
@@ -221,35 +286,50 @@ func templatesToCheck(old, tapp *tkestack.TApp) []string {
 	return append(names, pool...)
 }
 
-// dryRun creates pod with dryRun=All. It returns the field errors of a refusal; or the core API's message
-// when the pod refers to an object that does not exist yet (missing); or the error that kept the core API
-// from answering (unavailable). All are empty when the pod would be created.
-func (p *Plugin) dryRun(ctx context.Context, pod *corev1.Pod, paths *podPaths) (errs field.ErrorList, missing string, unavailable error) {
+// dryRun creates the object of c with dryRun=All. It returns the field errors of a refusal; or the core
+// API's message when the object refers to another that does not exist yet (missing); or the error that kept
+// the core API from answering (unavailable). All are empty when the object would be created.
+func (p *Plugin) dryRun(ctx context.Context, c *templateCheck) (errs field.ErrorList, missing string, unavailable error) {
 	if p.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, p.Timeout)
 		defer cancel()
 	}
-	_, err := p.client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	var err error
+	var namespace, serviceAccount string
+	switch obj := c.object.(type) {
+	case *corev1.Pod:
+		namespace, serviceAccount = obj.Namespace, obj.Spec.ServiceAccountName
+		_, err = p.client.CoreV1().Pods(namespace).Create(ctx, obj, dryRun)
+	case *appsv1.Deployment:
+		namespace, serviceAccount = obj.Namespace, obj.Spec.Template.Spec.ServiceAccountName
+		_, err = p.client.AppsV1().Deployments(namespace).Create(ctx, obj, dryRun)
+	case *appsv1.StatefulSet:
+		namespace, serviceAccount = obj.Namespace, obj.Spec.Template.Spec.ServiceAccountName
+		_, err = p.client.AppsV1().StatefulSets(namespace).Create(ctx, obj, dryRun)
+	default:
+		return nil, "", fmt.Errorf("no dry run for %T", c.object)
+	}
 	r := refusal.Classify(err)
 	switch r.Class {
 	case refusal.Created, refusal.NamespaceTerminating, refusal.NamespaceNotFound, refusal.NameTaken:
 		// The namespace lifecycle plugin of this server owns a missing or terminating namespace.
 		return nil, "", nil
 	case refusal.Invalid:
-		return causeErrors(*r.Status, r.Message, paths), "", nil
+		return causeErrors(*r.Status, r.Message, c), "", nil
 	case refusal.Refused:
 		if apierrors.IsBadRequest(err) {
-			return field.ErrorList{field.Invalid(paths.template, field.OmitValueType{}, r.Message)}, "", nil
+			return field.ErrorList{field.Invalid(c.template, field.OmitValueType{}, r.Message)}, "", nil
 		}
-		return field.ErrorList{field.Forbidden(paths.template, r.Message)}, "", nil
+		return field.ErrorList{field.Forbidden(c.template, r.Message)}, "", nil
 	case refusal.UsageQuota:
-		klog.V(2).InfoS("Ignoring a ResourceQuota refusal of a TApp's dry-run pod", "namespace", pod.Namespace, "message", r.Message)
+		klog.V(2).InfoS("Ignoring a ResourceQuota refusal of a dry-run create", "namespace", namespace, "message", r.Message)
 		return nil, "", nil
 	case refusal.MissingServiceAccount:
-		if name := pod.Spec.ServiceAccountName; name == "" || name == "default" {
+		if serviceAccount == "" || serviceAccount == "default" {
 			// Every new namespace is without it for a moment; not worth a warning.
-			klog.V(2).InfoS("The default service account is missing; TApp pod template not checked", "namespace", pod.Namespace)
+			klog.V(2).InfoS("The default service account is missing; template not checked", "namespace", namespace)
 			return nil, "", nil
 		}
 		return nil, r.Message, nil
@@ -261,14 +341,16 @@ func (p *Plugin) dryRun(ctx context.Context, pod *corev1.Pod, paths *podPaths) (
 }
 
 // uncheckedSubject names the templates that were not checked in a warning.
-func uncheckedSubject(unchecked []string, all int) string {
+func uncheckedSubject(s subject, unchecked []string, all int) string {
 	switch {
+	case len(unchecked) == all && all > 1:
+		return "the " + s.templates + " of this " + s.kind.Kind + " were"
 	case len(unchecked) == all:
-		return "the pod templates of this TApp were"
+		return "the " + s.template + " of this " + s.kind.Kind + " was"
 	case len(unchecked) == 1:
-		return "pod template " + unchecked[0] + " was"
+		return s.template + " " + unchecked[0] + " was"
 	}
-	return "pod templates " + strings.Join(unchecked, ", ") + " were"
+	return s.templates + " " + strings.Join(unchecked, ", ") + " were"
 }
 
 // shortReason is what the warning says about why the check did not happen; the log has the whole error.

@@ -1,6 +1,19 @@
-// Package podtemplate is the TAppPodTemplateDryRun admission plugin. It checks every pod template of a TApp
-// against the real core API before the TApp is stored, so a template whose pods the core API would refuse is
-// refused at `kubectl apply` instead of surfacing later as pod-creation failures of the controller.
+// Package podtemplate is the TAppPodTemplateDryRun admission plugin. It checks every workload template of a
+// TApp or a YurtAppDaemon against the real core API before the object is stored, so a template whose pods or
+// workloads the core API would refuse is refused at `kubectl apply` instead of surfacing later as creation
+// failures of the controller, retried forever.
+//
+// One mechanism serves both kinds: each template becomes the object its controller would create from it
+// (a pod for a TApp template; a Deployment or StatefulSet for a YurtAppDaemon's deploymentTemplate or
+// statefulSetTemplate), which is created with dryRun=All; the answer is judged as below, and the created
+// object's field paths are moved onto the checked object. For a YurtAppDaemon the workload is rendered as the
+// controller renders it for a pool (pkg/controller/yurtappdaemon/policy), with generateName "<name>-";
+// spec.template.spec.containers[0].image of the Deployment becomes
+// spec.workloadTemplate.deploymentTemplate.spec.template.spec.containers[0].image, its metadata.labels
+// spec.workloadTemplate.deploymentTemplate.metadata.labels, its name metadata.name and its selector
+// spec.selector (render builds it from the YurtAppDaemon's). It is checked on create, and on update when
+// the workload template or the selector changed. The rest of this comment describes TApps; YurtAppDaemons
+// follow the same rules.
 //
 // On create, and on update when a template changed, the plugin builds the pod the TApp controller would
 // create from each template concerned (spec.template and every spec.templatePool entry; the same labels,

@@ -99,27 +99,32 @@ func (p *podPaths) tappField(podField string) string {
 			}
 		}
 	}
-	if strings.HasPrefix(podField, "[") {
-		return p.template.String() + podField
-	}
-	return p.template.String() + "." + podField
+	return underTemplate(p.template, podField)
 }
 
-// causeErrors turns the causes of a 422 into field errors on the TApp. A 422 without causes (an admission
-// policy's denial, for instance) becomes one error on the template.
-func causeErrors(s metav1.Status, message string, paths *podPaths) field.ErrorList {
+// causeErrors turns the causes of a 422 into field errors on the checked object. A 422 without causes (an
+// admission policy's denial, for instance) becomes one error on the template.
+func causeErrors(s metav1.Status, message string, c *templateCheck) field.ErrorList {
 	var causes []metav1.StatusCause
 	if s.Details != nil {
 		causes = s.Details.Causes
 	}
 	if len(causes) == 0 {
-		return field.ErrorList{field.Invalid(paths.template, field.OmitValueType{}, message)}
+		return field.ErrorList{field.Invalid(c.template, field.OmitValueType{}, message)}
 	}
 	errs := make(field.ErrorList, 0, len(causes))
-	for _, c := range causes {
-		errs = append(errs, causeError(c, paths.tappField(c.Field)))
+	for _, cause := range causes {
+		errs = append(errs, causeError(cause, c.fieldPath(cause.Field)))
 	}
 	return errs
+}
+
+// underTemplate is the path of field, a field path of the object made from template, inside the template.
+func underTemplate(template *field.Path, podField string) string {
+	if strings.HasPrefix(podField, "[") {
+		return template.String() + podField
+	}
+	return template.String() + "." + podField
 }
 
 // causeError rebuilds the field error a cause was made from, on fieldPath: the cause's message is the error

@@ -1,5 +1,6 @@
-// Package refusal sorts the core API's answers to a dry-run pod create into what they say about the pod
-// template: a defect of the template, a passing state of the namespace, or no answer at all.
+// Package refusal sorts the core API's answers to a dry-run create of a pod, Deployment or StatefulSet into
+// what they say about the template it was made from: a defect of the template, a passing state of the
+// namespace, or no answer at all.
 //
 // It reads the metav1.Status the core API returns: its reason (with the HTTP code as fallback, as
 // k8s.io/apimachinery/pkg/api/errors does), its causes and its details. The admission plugins of the core API
@@ -7,9 +8,10 @@
 //
 //   - a terminating namespace: the NamespaceTerminating cause of the NamespaceLifecycle plugin;
 //   - a missing namespace: NotFound with details kind "namespaces";
-//   - an authorization denial: Forbidden with details kind "pods" and no name. The authorizer answers before
-//     there is an object, so it names none; an admission refusal always names the pod (its name, its
-//     generateName, or "Unknown", see k8s.io/apiserver/pkg/admission.NewForbidden);
+//   - an authorization denial: Forbidden with details kind (the resource, "pods" or "deployments") and no
+//     name. The authorizer answers before there is an object, so it names none; an admission refusal always
+//     names the object (its name, its generateName, or "Unknown", see
+//     k8s.io/apiserver/pkg/admission.NewForbidden);
 //   - the refusals of ResourceQuota that depend on usage, and the refusals of ServiceAccount, Priority and
 //     RuntimeClass because the object the pod names does not exist: these plugins return a plain Forbidden
 //     with no cause and nothing in the details but the pod, so the message is all there is. Only these
@@ -72,7 +74,7 @@ type Refusal struct {
 	Class Class
 	// Status is the core API's status, when it answered with one.
 	Status *metav1.Status
-	// Message is the status message without its `pods "<name>" is forbidden: ` prefix (the dry-run pod's
+	// Message is the status message without its `pods "<name>" is forbidden: ` prefix (the dry-run object's
 	// name means nothing to the user).
 	Message string
 }
@@ -115,7 +117,7 @@ func forbidden(details metav1.StatusDetails, message string) Class {
 			return NamespaceTerminating
 		}
 	}
-	if details.Group == "" && details.Kind == "pods" && details.Name == "" && len(details.Causes) == 0 {
+	if details.Kind != "" && details.Name == "" && len(details.Causes) == 0 {
 		return AuthorizationDenied
 	}
 	// The rest is a plain Forbidden of an admission plugin; only the message tells them apart.
@@ -143,14 +145,20 @@ func isUsageQuotaRefusal(message string) bool {
 	return false
 }
 
-// stripObjectPrefix removes `pods "<name>" is forbidden: `, `Pod "<name>" is invalid: ` and the like.
+// stripObjectPrefix removes `pods "<name>" is forbidden: `, `Pod "<name>" is invalid: `,
+// `Deployment.apps "<name>" is invalid: ` and the like: a resource or kind, a quoted name, then the verdict.
 func stripObjectPrefix(message string) string {
-	if !strings.HasPrefix(message, "pods ") && !strings.HasPrefix(message, "Pod ") {
+	what, rest, ok := strings.Cut(message, ` "`)
+	if !ok || what == "" || strings.ContainsAny(what, " :") {
 		return message
 	}
-	for _, sep := range []string{" is forbidden: ", " is invalid: "} {
-		if _, rest, ok := strings.Cut(message, sep); ok {
-			return rest
+	_, rest, ok = strings.Cut(rest, `"`)
+	if !ok {
+		return message
+	}
+	for _, verdict := range []string{" is forbidden: ", " is invalid: "} {
+		if after, ok := strings.CutPrefix(rest, verdict); ok {
+			return after
 		}
 	}
 	return message

@@ -35,6 +35,10 @@ var recorded = []struct {
 	{"throttled", `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"slow down","reason":"TooManyRequests","details":{"retryAfterSeconds":1},"code":429}`, Unavailable},
 	{"timeout", `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"request did not complete within requested timeout","reason":"Timeout","details":{},"code":504}`, Unavailable},
 	{"name taken", `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods \"web-abcde\" already exists","reason":"AlreadyExists","details":{"name":"web-abcde","kind":"pods"},"code":409}`, NameTaken},
+	// Dry-run creates of a YurtAppDaemon's Deployment or StatefulSet.
+	{"deployment validation", `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Deployment.apps \"web-abcde\" is invalid: spec.template.spec.containers[0].image: Required value","reason":"Invalid","details":{"name":"web-abcde","group":"apps","kind":"Deployment","causes":[{"reason":"FieldValueRequired","message":"Required value","field":"spec.template.spec.containers[0].image"}]},"code":422}`, Invalid},
+	{"deployment authorization denial", `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"deployments.apps is forbidden: User \"nobody\" cannot create resource \"deployments\" in API group \"apps\" in the namespace \"ns1\"","reason":"Forbidden","details":{"group":"apps","kind":"deployments"},"code":403}`, AuthorizationDenied},
+	{"statefulset exceeded quota", `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"statefulsets.apps \"web-\" is forbidden: exceeded quota: q, requested: count/statefulsets.apps=1, used: count/statefulsets.apps=1, limited: count/statefulsets.apps=1","reason":"Forbidden","details":{"name":"web-","group":"apps","kind":"statefulsets"},"code":403}`, UsageQuota},
 	{"another NotFound", `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server could not find the requested resource","reason":"NotFound","details":{},"code":404}`, Unavailable},
 }
 
@@ -66,6 +70,8 @@ func TestMessageLosesThePodName(t *testing.T) {
 		`{"message":"pods \"web-abcde\" is forbidden: exceeded quota: pods","reason":"Forbidden","code":403}`: "exceeded quota: pods",
 		`{"message":"Pod \"web-abcde\" is invalid: spec.containers[0].image: Required value","code":422}`:     "spec.containers[0].image: Required value",
 		`{"message":"admission webhook \"deny.example.com\" denied the request: no latest tags","code":400}`:  `admission webhook "deny.example.com" denied the request: no latest tags`,
+		`{"message":"Deployment.apps \"web-\" is invalid: spec.replicas: Invalid value: -1","code":422}`:      "spec.replicas: Invalid value: -1",
+		`{"message":"statefulsets.apps \"web-\" is forbidden: exceeded quota: q","code":403}`:                 "exceeded quota: q",
 	} {
 		var s metav1.Status
 		if err := json.Unmarshal([]byte(body), &s); err != nil {
