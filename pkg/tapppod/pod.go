@@ -57,20 +57,51 @@ func OwnerReference(name string, uid types.UID) metav1.OwnerReference {
 	}
 }
 
+// Template is a pod template with what its pods take from it computed once (the hashes, the record of its
+// keys), so that building the pods of many instances hashes it once (Template.New).
+type Template struct {
+	// Spec is the template, read only.
+	Spec *corev1.PodTemplateSpec
+	// TemplateHash and UniqHash are the values of the hash labels (TemplateHash, UniqHash of Spec).
+	TemplateHash, UniqHash string
+	// Keys is the TemplateKeysAnnotation value (TemplateKeysValue of Spec).
+	Keys string
+}
+
+// Prepare returns template t with its hashes and keys computed. It keeps t, which must not change while
+// the Template is used.
+func Prepare(t *corev1.PodTemplateSpec) *Template {
+	return &Template{Spec: t, TemplateHash: TemplateHash(t), UniqHash: UniqHash(t), Keys: TemplateKeysValue(t)}
+}
+
 // Labels returns the labels an instance's pod has when it runs template t: the template labels plus the
 // instance label and the two hash labels.
 func Labels(t *corev1.PodTemplateSpec, id string) map[string]string {
+	return labels(t, id, TemplateHash(t), UniqHash(t))
+}
+
+// Labels is the package's Labels, with the hashes computed by Prepare.
+func (t *Template) Labels(id string) map[string]string {
+	return labels(t.Spec, id, t.TemplateHash, t.UniqHash)
+}
+
+func labels(t *corev1.PodTemplateSpec, id, templateHash, uniqHash string) map[string]string {
 	labels := make(map[string]string, len(t.Labels)+3)
 	for k, v := range t.Labels {
 		labels[k] = v
 	}
 	labels[tkestack.InstanceIDLabel] = id
-	labels[tkestack.TemplateHashLabel] = TemplateHash(t)
-	labels[tkestack.UniqHashLabel] = UniqHash(t)
+	labels[tkestack.TemplateHashLabel] = templateHash
+	labels[tkestack.UniqHashLabel] = uniqHash
 	return labels
 }
 
-// New returns the pod of instance id of owner, built from template t:
+// New returns the pod of instance id of owner built from template t (Template.New, for one pod).
+func New(owner Owner, id string, t *corev1.PodTemplateSpec) *corev1.Pod {
+	return Prepare(t).New(owner, id)
+}
+
+// New returns the pod of instance id of owner, built from the template:
 //   - name <tapp>-<id> in the TApp's namespace;
 //   - labels: template labels + tapp_instance_key=id + the template and uniq hash labels;
 //   - annotations and finalizers from the template, plus TemplateKeysAnnotation;
@@ -80,20 +111,20 @@ func Labels(t *corev1.PodTemplateSpec, id string) map[string]string {
 //   - for every volumeClaimTemplate a volume named after the claim that mounts the claim <claim>-<tapp>-<id>;
 //     it replaces a template volume of the same name, else it is appended.
 //
-// The pod shares nothing with t or owner.
-func New(owner Owner, id string, t *corev1.PodTemplateSpec) *corev1.Pod {
-	t = t.DeepCopy()
+// The pod shares nothing with the template or owner. The template is not hashed again.
+func (tmpl *Template) New(owner Owner, id string) *corev1.Pod {
+	t := tmpl.Spec.DeepCopy()
 	name := Name(owner.Name, id)
 	annotations := make(map[string]string, len(t.Annotations)+1)
 	for k, v := range t.Annotations {
 		annotations[k] = v
 	}
-	annotations[TemplateKeysAnnotation] = TemplateKeysValue(t)
+	annotations[TemplateKeysAnnotation] = tmpl.Keys
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
 			Namespace:   owner.Namespace,
-			Labels:      Labels(t, id),
+			Labels:      labels(t, id, tmpl.TemplateHash, tmpl.UniqHash),
 			Annotations: annotations,
 			Finalizers:  t.Finalizers,
 		},

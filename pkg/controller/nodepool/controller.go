@@ -2,16 +2,15 @@ package nodepool
 
 import (
 	"context"
+	"errors"
 
 	corev1 "k8s.io/api/core/v1"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/clock"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/nodepool/policy"
@@ -38,12 +37,10 @@ type Controller struct {
 	pools      openyurtlisters.NodePoolLister
 	nodes      corelisters.NodeLister
 	nodeIndex  cache.Indexer
-	synced     []cache.InformerSynced
 
 	queue    workqueue.TypedRateLimitingInterface[string]
 	loop     *workloop.Loop
 	recorder record.EventRecorder
-	clock    clock.Clock
 }
 
 // NewController builds the NodePool controller and registers its informers (NodePools, nodes) with their
@@ -57,53 +54,31 @@ func NewController(kubeClient kubernetes.Interface, client versioned.Interface,
 		pools:      poolInformer.Lister(),
 		nodes:      nodeInformer.Lister(),
 		nodeIndex:  nodeInformer.Informer().GetIndexer(),
-		queue:      workloop.NewQueue(Name),
 		recorder:   recorder,
-		clock:      clock.RealClock{},
 	}
-	if err := nodeInformer.Informer().AddIndexers(cache.Indexers{
-		byPool: func(obj any) ([]string, error) {
-			node, ok := obj.(*corev1.Node)
-			if !ok {
-				return nil, nil
+	c.loop = workloop.New(Name, "NodePool", c.sync, metrics)
+	c.queue = c.loop.Queue
+	if err := errors.Join(
+		nodeInformer.Informer().AddIndexers(cache.Indexers{byPool: func(obj any) ([]string, error) {
+			if node, ok := obj.(*corev1.Node); ok {
+				return policy.PoolsOf(node), nil
 			}
-			return policy.PoolsOf(node), nil
-		},
-	}); err != nil {
+			return nil, nil
+		}}),
+		c.loop.Watch(poolInformer.Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc: c.loop.Enqueue, UpdateFunc: c.poolUpdated, DeleteFunc: c.loop.Enqueue,
+		}),
+		c.loop.Watch(nodeInformer.Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc: c.nodeAdded, UpdateFunc: c.nodeUpdated, DeleteFunc: c.nodeDeleted,
+		}),
+	); err != nil {
 		return nil, err
 	}
-	if _, err := poolInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.enqueuePool,
-		UpdateFunc: c.poolUpdated,
-		DeleteFunc: c.enqueuePool,
-	}); err != nil {
-		return nil, err
-	}
-	if _, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.nodeAdded,
-		UpdateFunc: c.nodeUpdated,
-		DeleteFunc: c.nodeDeleted,
-	}); err != nil {
-		return nil, err
-	}
-	c.synced = []cache.InformerSynced{poolInformer.Informer().HasSynced, nodeInformer.Informer().HasSynced}
-	c.loop = &workloop.Loop{Name: Name, Kind: "NodePool", Queue: c.queue, Synced: c.synced, Sync: c.sync, Clock: c.clock, Metrics: metrics}
 	return c, nil
 }
 
 // Run syncs NodePools with workers goroutines until ctx is done, and returns once the workers stopped.
-func (c *Controller) Run(ctx context.Context, workers int) {
-	c.loop.Run(ctx, workers)
-}
-
-func (c *Controller) enqueuePool(obj any) {
-	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-	if err != nil {
-		utilruntime.HandleError(err)
-		return
-	}
-	c.queue.Add(key)
-}
+func (c *Controller) Run(ctx context.Context, workers int) { c.loop.Run(ctx, workers) }
 
 // poolUpdated enqueues a pool when its attributes change, and on periodic resyncs; its own status writes
 // are ignored.

@@ -15,11 +15,12 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/actions"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/nodepool/policy"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/statuswrite"
 )
 
-const fieldManager = "nodepool-controller"
+var fieldManager = actions.FieldManager(Name)
 
 // sync brings the nodes that refer to pool name in line with their pools, then writes the pool's status
 // when it changed. Every node is synced with the pool it should be in (not necessarily name), so two syncs

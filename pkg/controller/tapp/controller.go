@@ -2,6 +2,7 @@ package tapp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -19,12 +20,14 @@ import (
 	"k8s.io/utils/clock"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/expectations"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/workloop"
 	"github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned"
 	tappinformers "github.com/tapp-io/tapp-apiserver/pkg/generated/informers/externalversions/tkestack/v1"
 	tapplisters "github.com/tapp-io/tapp-apiserver/pkg/generated/listers/tkestack/v1"
 	"github.com/tapp-io/tapp-apiserver/pkg/inplace"
+	"github.com/tapp-io/tapp-apiserver/pkg/ownership"
 )
 
 // Name is the controller's name in --controllers, the workqueue and metrics.
@@ -48,15 +51,18 @@ type Controller struct {
 	podIndex   cache.Indexer
 	claims     corelisters.PersistentVolumeClaimLister
 	nodes      corelisters.NodeLister
-	synced     []cache.InformerSynced
 
-	queue        workqueue.TypedRateLimitingInterface[string]
-	loop         *workloop.Loop
-	expectations *expectations
+	queue workqueue.TypedRateLimitingInterface[string]
+	loop  *workloop.Loop
+	// expectations holds a TApp back while the pod cache has not shown its pod writes (by pod name).
+	expectations *expectations.Expectations[string]
 	recorder     record.EventRecorder
 	updater      *inplace.Updater
-	clock        clock.Clock
+	clock        clock.PassiveClock
 }
+
+// tappKind is what a pod's controller reference names when the pod belongs to a TApp.
+var tappKind = tkestackv1.SchemeGroupVersion.WithKind("TApp").GroupKind()
 
 // NewController builds the TApp controller and registers its informers (pods, claims, nodes, TApps) with
 // their factories, which the caller starts. podStatusClient makes the readiness-gate condition writes; it
@@ -72,73 +78,47 @@ func NewController(kubeClient, podStatusClient kubernetes.Interface, client vers
 		podIndex:   podInformer.Informer().GetIndexer(),
 		claims:     claimInformer.Lister(),
 		nodes:      nodeInformer.Lister(),
-		queue:      workloop.NewQueue(Name),
 		recorder:   recorder,
 		updater:    &inplace.Updater{Client: kubeClient, StatusClient: podStatusClient},
-		clock:      clock.RealClock{},
 	}
-	c.expectations = newExpectations(c.clock)
-	if err := podInformer.Informer().AddIndexers(cache.Indexers{
-		byControllerUID: func(obj any) ([]string, error) {
-			if ref := metav1.GetControllerOfNoCopy(obj.(*corev1.Pod)); ref != nil {
-				return []string{string(ref.UID)}, nil
-			}
-			return nil, nil
-		},
-		byNodeName: func(obj any) ([]string, error) {
-			if n := obj.(*corev1.Pod).Spec.NodeName; n != "" {
-				return []string{n}, nil
-			}
-			return nil, nil
-		},
-	}); err != nil {
+	c.loop = workloop.New(Name, "TApp", c.sync, metrics)
+	c.queue, c.clock = c.loop.Queue, c.loop.Clock
+	c.expectations = expectations.New[string](c.clock)
+	if err := errors.Join(
+		podInformer.Informer().AddIndexers(cache.Indexers{
+			byControllerUID: func(obj any) ([]string, error) {
+				if ref := metav1.GetControllerOfNoCopy(obj.(*corev1.Pod)); ref != nil {
+					return []string{string(ref.UID)}, nil
+				}
+				return nil, nil
+			},
+			byNodeName: func(obj any) ([]string, error) {
+				if n := obj.(*corev1.Pod).Spec.NodeName; n != "" {
+					return []string{n}, nil
+				}
+				return nil, nil
+			},
+		}),
+		c.loop.Watch(tappInformer.Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc: c.loop.Enqueue, UpdateFunc: func(_, obj any) { c.loop.Enqueue(obj) }, DeleteFunc: c.tappDeleted,
+		}),
+		c.loop.Watch(podInformer.Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc: c.podAdded, UpdateFunc: c.podUpdated, DeleteFunc: c.podDeleted,
+		}),
+		c.loop.Watch(claimInformer.Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc: c.claimChanged, UpdateFunc: func(_, obj any) { c.claimChanged(obj) },
+		}),
+		c.loop.Watch(nodeInformer.Informer(), cache.ResourceEventHandlerFuncs{
+			UpdateFunc: c.nodeUpdated, DeleteFunc: c.nodeDeleted,
+		}),
+	); err != nil {
 		return nil, err
 	}
-	if _, err := tappInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.enqueue,
-		UpdateFunc: func(_, obj any) { c.enqueue(obj) },
-		DeleteFunc: c.tappDeleted,
-	}); err != nil {
-		return nil, err
-	}
-	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.podAdded,
-		UpdateFunc: c.podUpdated,
-		DeleteFunc: c.podDeleted,
-	}); err != nil {
-		return nil, err
-	}
-	if _, err := claimInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.claimChanged,
-		UpdateFunc: func(_, obj any) { c.claimChanged(obj) },
-	}); err != nil {
-		return nil, err
-	}
-	if _, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: c.nodeUpdated,
-		DeleteFunc: c.nodeDeleted,
-	}); err != nil {
-		return nil, err
-	}
-	c.synced = []cache.InformerSynced{tappInformer.Informer().HasSynced, podInformer.Informer().HasSynced,
-		claimInformer.Informer().HasSynced, nodeInformer.Informer().HasSynced}
-	c.loop = &workloop.Loop{Name: Name, Kind: "TApp", Queue: c.queue, Synced: c.synced, Sync: c.sync, Clock: c.clock, Metrics: metrics}
 	return c, nil
 }
 
-// Run syncs TApps with workers goroutines until ctx is done.
-func (c *Controller) Run(ctx context.Context, workers int) {
-	c.loop.Run(ctx, workers)
-}
-
-func (c *Controller) enqueue(obj any) {
-	key, err := cache.MetaNamespaceKeyFunc(obj)
-	if err != nil {
-		utilruntime.HandleError(err)
-		return
-	}
-	c.queue.Add(key)
-}
+// Run syncs TApps with workers goroutines until ctx is done, and returns once the workers stopped.
+func (c *Controller) Run(ctx context.Context, workers int) { c.loop.Run(ctx, workers) }
 
 func (c *Controller) tappDeleted(obj any) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
@@ -146,14 +126,14 @@ func (c *Controller) tappDeleted(obj any) {
 		utilruntime.HandleError(err)
 		return
 	}
-	c.expectations.forget(key)
+	c.expectations.Forget(key)
 	c.queue.Add(key)
 }
 
 // ownerKey returns the key of the TApp that controls pod, if that TApp exists with the same UID.
 func (c *Controller) ownerKey(pod *corev1.Pod) (string, bool) {
-	ref := metav1.GetControllerOfNoCopy(pod)
-	if ref == nil || ref.Kind != "TApp" || ref.APIVersion != tkestackv1.SchemeGroupVersion.String() {
+	ref := ownership.ControllerOf(pod, tappKind)
+	if ref == nil {
 		return "", false
 	}
 	tapp, err := c.tapps.TApps(pod.Namespace).Get(ref.Name)
@@ -169,7 +149,7 @@ func (c *Controller) enqueueSelecting(pod *corev1.Pod) {
 	if i := strings.LastIndexByte(pod.Name, '-'); i > 0 {
 		if _, ok := policy.ParseID(pod.Name[i+1:]); ok {
 			if tapp, err := c.tapps.TApps(pod.Namespace).Get(pod.Name[:i]); err == nil {
-				c.enqueue(tapp)
+				c.loop.Enqueue(tapp)
 			}
 		}
 	}
@@ -182,7 +162,7 @@ func (c *Controller) enqueueSelecting(pod *corev1.Pod) {
 			continue
 		}
 		if sel, err := metav1.LabelSelectorAsSelector(tapp.Spec.Selector); err == nil && sel.Matches(labels.Set(pod.Labels)) {
-			c.enqueue(tapp)
+			c.loop.Enqueue(tapp)
 		}
 	}
 }
@@ -195,10 +175,6 @@ func (c *Controller) podAdded(obj any) {
 			c.enqueueSelecting(pod)
 		}
 		return
-	}
-	c.expectations.observeCreate(key, pod.Name)
-	if pod.DeletionTimestamp != nil {
-		c.expectations.observeDelete(key, pod.UID)
 	}
 	c.queue.Add(key)
 }
@@ -219,10 +195,6 @@ func (c *Controller) podUpdated(oldObj, newObj any) {
 			c.enqueueSelecting(pod)
 		}
 		return
-	}
-	c.expectations.observeUpdate(key, pod.Name, pod.Labels[policy.TemplateHashLabel])
-	if pod.DeletionTimestamp != nil {
-		c.expectations.observeDelete(key, pod.UID)
 	}
 	c.queue.Add(key)
 }
@@ -245,8 +217,6 @@ func (c *Controller) podDeleted(obj any) {
 		}
 		return
 	}
-	c.expectations.observeDelete(key, pod.UID)
-	c.expectations.observeUpdate(key, pod.Name, "")
 	c.queue.Add(key)
 }
 
@@ -257,8 +227,7 @@ func (c *Controller) claimChanged(obj any) {
 	if !ok {
 		return
 	}
-	ref := metav1.GetControllerOfNoCopy(claim)
-	if ref == nil {
+	if metav1.GetControllerOfNoCopy(claim) == nil {
 		tapps, err := c.tapps.TApps(claim.Namespace).List(labels.Everything())
 		if err != nil {
 			return
@@ -268,14 +237,14 @@ func (c *Controller) claimChanged(obj any) {
 				continue
 			}
 			if sel, err := metav1.LabelSelectorAsSelector(tapp.Spec.Selector); err == nil && !sel.Empty() && sel.Matches(labels.Set(claim.Labels)) {
-				c.enqueue(tapp)
+				c.loop.Enqueue(tapp)
 			}
 		}
 		return
 	}
-	if ref.Kind == "TApp" && ref.APIVersion == tkestackv1.SchemeGroupVersion.String() {
+	if ref := ownership.ControllerOf(claim, tappKind); ref != nil {
 		if tapp, err := c.tapps.TApps(claim.Namespace).Get(ref.Name); err == nil && tapp.UID == ref.UID {
-			c.enqueue(tapp)
+			c.loop.Enqueue(tapp)
 		}
 	}
 }

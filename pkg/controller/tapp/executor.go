@@ -16,56 +16,33 @@ import (
 	"k8s.io/klog/v2"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/actions"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/expectations"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 	"github.com/tapp-io/tapp-apiserver/pkg/inplace"
 	"github.com/tapp-io/tapp-apiserver/pkg/ownership"
 )
 
-const (
-	fieldManager = "tapp-controller"
-	// maxParallel bounds the concurrent API calls of one sync for deletions and updates.
-	maxParallel = 16
-	// initialBatch is the first batch of creations; batches double while they succeed (slow start), so a
-	// TApp whose pods all fail (quota, admission) costs a few calls per sync, not replicas calls.
-	initialBatch = 1
-)
-
-// failure is an action that could not be carried out; it ends up in an event and the ReplicaFailure
-// condition.
-type failure struct {
-	reason  string
-	message string
-	// retry: the sync should be retried with backoff (API errors); false for conditions only a spec or
-	// user change can fix (missing template, foreign pod holding a name).
-	retry bool
-}
+var fieldManager = actions.FieldManager(Name)
 
 // execute carries out plan and claimPlan for tapp. pods is the snapshot the plan was computed from.
-func (c *Controller) execute(ctx context.Context, key string, tapp *tkestackv1.TApp, pods []*corev1.Pod, plan *policy.Plan, claimPlan policy.ClaimPlan) []failure {
-	var mu sync.Mutex
-	var failures []failure
-	fail := func(f failure) {
-		mu.Lock()
-		defer mu.Unlock()
-		failures = append(failures, f)
-	}
+func (c *Controller) execute(ctx context.Context, key string, tapp *tkestackv1.TApp, pods []*corev1.Pod, plan *policy.Plan, claimPlan policy.ClaimPlan) []actions.Failure {
+	var failures actions.Failures
 	byName := make(map[string]*corev1.Pod, len(pods))
 	for _, pod := range pods {
 		byName[pod.Name] = pod
 	}
 
-	for _, f := range c.adoptAndRelease(ctx, tapp, plan, claimPlan) {
-		fail(f)
-	}
+	failures.Add(c.adoptAndRelease(ctx, tapp, plan, claimPlan)...)
 	for _, conflict := range plan.Conflicts {
 		msg := fmt.Sprintf("pod %s for instance %s exists and is controlled by %s; delete it to let the TApp create its instance", conflict.PodName, conflict.ID, conflict.Owner)
 		c.recorder.Event(tapp, corev1.EventTypeWarning, "InstanceConflict", msg)
-		fail(failure{reason: "InstanceConflict", message: msg})
+		failures.Add(actions.Failure{Reason: "InstanceConflict", Message: msg})
 	}
 	for _, e := range plan.Errors {
 		msg := fmt.Sprintf("instance %s: %s", e.ID, e.Message)
 		c.recorder.Event(tapp, corev1.EventTypeWarning, "TemplateNotFound", msg)
-		fail(failure{reason: "TemplateNotFound", message: msg})
+		failures.Add(actions.Failure{Reason: "TemplateNotFound", Message: msg})
 	}
 
 	// Deletions first: they free names that creations of the same instance need later.
@@ -79,24 +56,22 @@ func (c *Controller) execute(ctx context.Context, key string, tapp *tkestackv1.T
 	for _, r := range plan.Recreates {
 		deletes = append(deletes, deletion{podName: r.PodName, uid: r.UID, reason: "Recreate", id: r.ID, template: r.Template})
 	}
-	workqueue.ParallelizeUntil(ctx, maxParallel, len(deletes), func(i int) {
+	workqueue.ParallelizeUntil(ctx, actions.MaxParallel, len(deletes), func(i int) {
 		if f := c.deletePod(ctx, key, tapp, deletes[i]); f != nil {
-			fail(*f)
+			failures.Add(*f)
 		}
 	})
 
 	updates := append(append([]policy.InPlaceUpdate{}, plan.InPlaceUpdates...), plan.Relabels...)
-	workqueue.ParallelizeUntil(ctx, maxParallel, len(updates), func(i int) {
+	workqueue.ParallelizeUntil(ctx, actions.MaxParallel, len(updates), func(i int) {
 		u := updates[i]
 		if f := c.updateInPlace(ctx, key, tapp, byName[u.PodName], u, i >= len(plan.InPlaceUpdates)); f != nil {
-			fail(*f)
+			failures.Add(*f)
 		}
 	})
 
-	if f := c.createInstances(ctx, key, tapp, plan.Creates); f != nil {
-		fail(*f)
-	}
-	return failures
+	failures.Add(c.createInstances(ctx, key, tapp, plan)...)
+	return failures.List()
 }
 
 type deletion struct {
@@ -105,23 +80,23 @@ type deletion struct {
 	force                         bool
 }
 
-func (c *Controller) deletePod(ctx context.Context, key string, tapp *tkestackv1.TApp, d deletion) *failure {
+func (c *Controller) deletePod(ctx context.Context, key string, tapp *tkestackv1.TApp, d deletion) *actions.Failure {
 	opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &d.uid}}
 	if d.force {
 		zero := int64(0)
 		opts.GracePeriodSeconds = &zero
 	}
-	c.expectations.expectDelete(key, d.uid)
+	c.expectations.Raise(key, d.podName, expectations.Delete(d.uid))
 	err := c.kubeClient.CoreV1().Pods(tapp.Namespace).Delete(ctx, d.podName, opts)
 	metrics.CountAction("delete", err)
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		c.expectations.observeDelete(key, d.uid)
+		c.expectations.Lower(key, d.podName)
 		msg := fmt.Sprintf("delete pod %s (%s): %v", d.podName, d.reason, err)
 		c.recorder.Event(tapp, corev1.EventTypeWarning, "FailedDelete", msg)
-		return &failure{reason: "FailedDelete", message: msg, retry: true}
+		return &actions.Failure{Reason: "FailedDelete", Message: msg, Retry: true}
 	}
 	if err != nil {
-		c.expectations.observeDelete(key, d.uid) // already gone, or replaced by a newer pod of that name
+		c.expectations.Lower(key, d.podName) // already gone, or replaced by a newer pod of that name
 		return nil
 	}
 	switch {
@@ -139,16 +114,18 @@ func (c *Controller) deletePod(ctx context.Context, key string, tapp *tkestackv1
 	return nil
 }
 
-// createInstances creates the claims and pods of ids in batches of growing size, stopping at the first batch
-// with an error. The readiness gates of the new pods are written alongside, by their own workers, so that
-// the creates never wait for them; it returns once both are done.
-func (c *Controller) createInstances(ctx context.Context, key string, tapp *tkestackv1.TApp, ids []string) *failure {
+// createInstances creates the claims and pods of the plan's Creates in slow-start batches
+// (actions.SlowStart), stopping after the first batch with a failure. The readiness gates of the new pods
+// are written alongside, by their own workers, so that the creates never wait for them; it returns once
+// both are done.
+func (c *Controller) createInstances(ctx context.Context, key string, tapp *tkestackv1.TApp, plan *policy.Plan) []actions.Failure {
+	ids := plan.Creates
 	if len(ids) == 0 {
 		return nil
 	}
 	created := make(chan *corev1.Pod, len(ids))
 	var gates sync.WaitGroup
-	for i := 0; i < min(maxParallel, len(ids)); i++ {
+	for i := 0; i < min(actions.MaxParallel, len(ids)); i++ {
 		gates.Add(1)
 		go func() {
 			defer gates.Done()
@@ -160,32 +137,19 @@ func (c *Controller) createInstances(ctx context.Context, key string, tapp *tkes
 	defer gates.Wait()
 	defer close(created)
 
-	remaining := ids
-	for batch := initialBatch; len(remaining) > 0; batch *= 2 {
-		if batch > len(remaining) {
-			batch = len(remaining)
+	var failures actions.Failures
+	actions.SlowStart(ctx, len(ids), func(i int) bool {
+		if f := c.createInstance(ctx, key, tapp, plan, ids[i], created); f != nil {
+			failures.Add(*f)
+			return false
 		}
-		var mu sync.Mutex
-		var first *failure
-		workqueue.ParallelizeUntil(ctx, maxParallel, batch, func(i int) {
-			if f := c.createInstance(ctx, key, tapp, remaining[i], created); f != nil {
-				mu.Lock()
-				if first == nil {
-					first = f
-				}
-				mu.Unlock()
-			}
-		})
-		if first != nil {
-			return first
-		}
-		remaining = remaining[batch:]
-	}
-	return nil
+		return true
+	})
+	return failures.List()
 }
 
 // createInstance creates the claims and the pod of instance id, and sends the pod to created.
-func (c *Controller) createInstance(ctx context.Context, key string, tapp *tkestackv1.TApp, id string, created chan<- *corev1.Pod) *failure {
+func (c *Controller) createInstance(ctx context.Context, key string, tapp *tkestackv1.TApp, plan *policy.Plan, id string, created chan<- *corev1.Pod) *actions.Failure {
 	for _, claim := range policy.NewPVCs(tapp, id) {
 		_, err := c.kubeClient.CoreV1().PersistentVolumeClaims(tapp.Namespace).Create(ctx, claim, metav1.CreateOptions{FieldManager: fieldManager})
 		if apierrors.IsAlreadyExists(err) {
@@ -200,25 +164,25 @@ func (c *Controller) createInstance(ctx context.Context, key string, tapp *tkest
 		if err != nil {
 			msg := fmt.Sprintf("create claim %s for instance %s: %v", claim.Name, id, err)
 			c.recorder.Event(tapp, corev1.EventTypeWarning, "FailedCreate", msg)
-			return &failure{reason: "FailedCreate", message: msg, retry: true}
+			return &actions.Failure{Reason: "FailedCreate", Message: msg, Retry: true}
 		}
 		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "SuccessfulCreate", "Created claim %s for instance %s", claim.Name, id)
 	}
-	pod, err := policy.NewPod(tapp, id)
+	pod, err := plan.NewPod(id)
 	if err != nil {
-		return &failure{reason: "TemplateNotFound", message: err.Error()}
+		return &actions.Failure{Reason: "TemplateNotFound", Message: err.Error()}
 	}
-	c.expectations.expectCreate(key, pod.Name)
+	c.expectations.Raise(key, pod.Name, expectations.Create())
 	out, err := c.kubeClient.CoreV1().Pods(tapp.Namespace).Create(ctx, pod, metav1.CreateOptions{FieldManager: fieldManager})
 	metrics.CountAction("create", err)
 	if err != nil {
-		c.expectations.observeCreate(key, pod.Name)
+		c.expectations.Lower(key, pod.Name)
 		if apierrors.IsAlreadyExists(err) {
 			return nil // the cache will show it; the next plan decides
 		}
 		msg := fmt.Sprintf("create pod %s: %v", pod.Name, err)
 		c.recorder.Event(tapp, corev1.EventTypeWarning, "FailedCreate", msg)
-		return &failure{reason: "FailedCreate", message: msg, retry: true}
+		return &actions.Failure{Reason: "FailedCreate", Message: msg, Retry: true}
 	}
 	c.recorder.Eventf(tapp, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod %s", pod.Name)
 	created <- out
@@ -229,10 +193,10 @@ func (c *Controller) createInstance(ctx context.Context, key string, tapp *tkest
 // other than the TApp: the instance's pod is then not created, since it would mount a claim someone else
 // manages. A claim without controller (created by this controller, or by the original one and orphaned
 // by a migration) is the instance's claim. The claim is read from the API server.
-func (c *Controller) claimConflict(ctx context.Context, tapp *tkestackv1.TApp, id, name string) *failure {
+func (c *Controller) claimConflict(ctx context.Context, tapp *tkestackv1.TApp, id, name string) *actions.Failure {
 	claim, err := c.kubeClient.CoreV1().PersistentVolumeClaims(tapp.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return &failure{reason: "FailedCreate", message: fmt.Sprintf("read claim %s for instance %s: %v", name, id, err), retry: true}
+		return &actions.Failure{Reason: "FailedCreate", Message: fmt.Sprintf("read claim %s for instance %s: %v", name, id, err), Retry: true}
 	}
 	ref := metav1.GetControllerOfNoCopy(claim)
 	if ref == nil || ref.UID == tapp.UID {
@@ -240,7 +204,7 @@ func (c *Controller) claimConflict(ctx context.Context, tapp *tkestackv1.TApp, i
 	}
 	msg := fmt.Sprintf("claim %s for instance %s exists and is controlled by %s %s (uid %s); delete it or remove its controller reference to let the TApp create its instance", name, id, ref.Kind, ref.Name, ref.UID)
 	c.recorder.Event(tapp, corev1.EventTypeWarning, "InstanceConflict", msg)
-	return &failure{reason: "InstanceConflict", message: msg}
+	return &actions.Failure{Reason: "InstanceConflict", Message: msg}
 }
 
 // ownershipChange is one adoption or release of a pod or claim.
@@ -256,7 +220,7 @@ type ownershipChange struct {
 // one patch bound to the object's UID that adds or removes only the TApp's reference. Before the first
 // adoption the TApp is read again from the API server: if it is being deleted (or was replaced), nothing is
 // adopted. Objects that are gone or were replaced meanwhile are skipped; the next snapshot decides again.
-func (c *Controller) adoptAndRelease(ctx context.Context, tapp *tkestackv1.TApp, plan *policy.Plan, claimPlan policy.ClaimPlan) []failure {
+func (c *Controller) adoptAndRelease(ctx context.Context, tapp *tkestackv1.TApp, plan *policy.Plan, claimPlan policy.ClaimPlan) []actions.Failure {
 	var changes []ownershipChange
 	for _, a := range plan.Adoptions {
 		changes = append(changes, ownershipChange{adopt: true, resource: "pod", id: a.ID, name: a.PodName, uid: a.UID})
@@ -277,10 +241,10 @@ func (c *Controller) adoptAndRelease(ctx context.Context, tapp *tkestackv1.TApp,
 	recheck := ownership.Recheck(tapp.UID, func(ctx context.Context) (metav1.Object, error) {
 		return c.client.TKEStackAppsV1().TApps(tapp.Namespace).Get(ctx, tapp.Name, metav1.GetOptions{})
 	})
+	var failures actions.Failures
 	var mu sync.Mutex
-	var failures []failure
 	done := map[string]int{}
-	workqueue.ParallelizeUntil(ctx, maxParallel, len(changes), func(i int) {
+	workqueue.ParallelizeUntil(ctx, actions.MaxParallel, len(changes), func(i int) {
 		ch := changes[i]
 		verb := "release"
 		var data []byte
@@ -289,9 +253,7 @@ func (c *Controller) adoptAndRelease(ctx context.Context, tapp *tkestackv1.TApp,
 			verb = "adopt"
 			if err := recheck(ctx); err != nil {
 				if !errors.Is(err, ownership.ErrOwnerDeleting) {
-					mu.Lock()
-					failures = append(failures, failure{reason: "FailedAdopt", message: err.Error(), retry: true})
-					mu.Unlock()
+					failures.Add(actions.Failure{Reason: "FailedAdopt", Message: err.Error(), Retry: true})
 				}
 				return
 			}
@@ -326,9 +288,7 @@ func (c *Controller) adoptAndRelease(ctx context.Context, tapp *tkestackv1.TApp,
 			}
 			msg := fmt.Sprintf("%s %s %s: %v", verb, ch.resource, ch.name, err)
 			c.recorder.Event(tapp, corev1.EventTypeWarning, reason, msg)
-			mu.Lock()
-			failures = append(failures, failure{reason: reason, message: msg, retry: true})
-			mu.Unlock()
+			failures.Add(actions.Failure{Reason: reason, Message: msg, Retry: true})
 		}
 	})
 	if len(plan.Adoptions)+len(claimPlan.Adoptions) > 0 {
@@ -338,7 +298,7 @@ func (c *Controller) adoptAndRelease(ctx context.Context, tapp *tkestackv1.TApp,
 	}
 	logger.V(2).Info("Ownership changes", "adoptedPods", done["adopt pod"], "adoptedClaims", done["adopt claim"],
 		"releasedPods", done["release pod"], "releasedClaims", done["release claim"], "planned", len(changes))
-	return failures
+	return failures.List()
 }
 
 // initReadinessGate writes the readiness gate of a pod just created: it cannot become Ready before, and
@@ -355,7 +315,7 @@ func (c *Controller) initReadinessGate(ctx context.Context, pod *corev1.Pod) {
 // updateInPlace carries out one in-place update of the plan, as the plan computed it: readiness gate False
 // first when images change, then one patch of images, labels and annotations. relabel says the update is a
 // Relabel of the plan: a pod with foreign hashes that runs its template gets the current hashes.
-func (c *Controller) updateInPlace(ctx context.Context, key string, tapp *tkestackv1.TApp, pod *corev1.Pod, u policy.InPlaceUpdate, relabel bool) *failure {
+func (c *Controller) updateInPlace(ctx context.Context, key string, tapp *tkestackv1.TApp, pod *corev1.Pod, u policy.InPlaceUpdate, relabel bool) *actions.Failure {
 	if pod == nil {
 		return nil
 	}
@@ -367,11 +327,11 @@ func (c *Controller) updateInPlace(ctx context.Context, key string, tapp *tkesta
 			return c.updateFailed(tapp, pod, err)
 		}
 	}
-	c.expectations.expectUpdate(key, pod.Name, u.Revision)
+	c.expectations.Raise(key, pod.Name, expectations.UpdateTo(policy.TemplateHashLabel, u.Revision))
 	_, err = c.updater.Apply(ctx, cur, u.Update)
 	metrics.CountAction("inplace-update", err)
 	if err != nil {
-		c.expectations.observeUpdate(key, pod.Name, "")
+		c.expectations.Lower(key, pod.Name)
 		return c.updateFailed(tapp, pod, err)
 	}
 	switch {
@@ -386,13 +346,16 @@ func (c *Controller) updateInPlace(ctx context.Context, key string, tapp *tkesta
 	return nil
 }
 
-func (c *Controller) updateFailed(tapp *tkestackv1.TApp, pod *corev1.Pod, err error) *failure {
-	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) || errors.Is(err, inplace.ErrPodReplaced) {
-		return &failure{reason: "Conflict", message: err.Error(), retry: true}
+func (c *Controller) updateFailed(tapp *tkestackv1.TApp, pod *corev1.Pod, err error) *actions.Failure {
+	if apierrors.IsConflict(err) {
+		return &actions.Failure{Reason: actions.ReasonConflict, Message: err.Error(), Retry: true, Err: err}
+	}
+	if apierrors.IsNotFound(err) || errors.Is(err, inplace.ErrPodReplaced) {
+		return &actions.Failure{Reason: actions.ReasonConflict, Message: err.Error(), Retry: true}
 	}
 	msg := fmt.Sprintf("update pod %s in place: %v", pod.Name, err)
 	c.recorder.Event(tapp, corev1.EventTypeWarning, "FailedUpdate", msg)
-	return &failure{reason: "FailedUpdate", message: msg, retry: true}
+	return &actions.Failure{Reason: "FailedUpdate", Message: msg, Retry: true}
 }
 
 func describeImages(images map[string]string) string {
@@ -411,14 +374,13 @@ func describeImages(images map[string]string) string {
 // progressInPlace carries out the plan's readiness gate writes (policy.ComputeGates): it completes the
 // in-place updates the kubelet has finished, reports those that fail, and sets the gate condition True on
 // pods that have none (new pods) or were left False without an update in progress.
-func (c *Controller) progressInPlace(ctx context.Context, tapp *tkestackv1.TApp, pods []*corev1.Pod, plan *policy.Plan) []failure {
+func (c *Controller) progressInPlace(ctx context.Context, tapp *tkestackv1.TApp, pods []*corev1.Pod, plan *policy.Plan) []actions.Failure {
 	byName := make(map[string]*corev1.Pod, len(pods))
 	for _, pod := range pods {
 		byName[pod.Name] = pod
 	}
-	var mu sync.Mutex
-	var failures []failure
-	workqueue.ParallelizeUntil(ctx, maxParallel, len(plan.Gates), func(i int) {
+	var failures actions.Failures
+	workqueue.ParallelizeUntil(ctx, actions.MaxParallel, len(plan.Gates), func(i int) {
 		g := plan.Gates[i]
 		pod := byName[g.PodName]
 		var err error
@@ -437,10 +399,8 @@ func (c *Controller) progressInPlace(ctx context.Context, tapp *tkestackv1.TApp,
 		}
 		if err != nil && !apierrors.IsNotFound(err) && !errors.Is(err, inplace.ErrInProgress) && !errors.Is(err, inplace.ErrStateChanged) {
 			klog.FromContext(ctx).V(2).Info("Readiness gate write failed", "pod", pod.Name, "err", err)
-			mu.Lock()
-			failures = append(failures, failure{reason: "FailedUpdate", message: fmt.Sprintf("pod %s readiness gate: %v", pod.Name, err), retry: true})
-			mu.Unlock()
+			failures.Add(actions.Failure{Reason: "FailedUpdate", Message: fmt.Sprintf("pod %s readiness gate: %v", pod.Name, err), Retry: true})
 		}
 	})
-	return failures
+	return failures.List()
 }

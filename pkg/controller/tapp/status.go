@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -12,6 +11,7 @@ import (
 
 	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/actions"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/statuswrite"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 )
@@ -30,7 +30,7 @@ const (
 
 // desiredStatus returns the status to report for tapp, given the plan's view of its pods and the failures
 // of this sync. Conditions keep their transition times while their status does not change.
-func desiredStatus(tapp *tkestackv1.TApp, s policy.Status, failures []failure) tkestackv1.TAppStatus {
+func desiredStatus(tapp *tkestackv1.TApp, s policy.Status, failures []actions.Failure) tkestackv1.TAppStatus {
 	status := *tapp.Status.DeepCopy()
 	status.ObservedGeneration = tapp.Generation
 	status.Replicas = s.Replicas
@@ -71,23 +71,10 @@ func desiredStatus(tapp *tkestackv1.TApp, s policy.Status, failures []failure) t
 	setCondition(&status.Conditions, available, tapp.Generation)
 	setCondition(&status.Conditions, progressing, tapp.Generation)
 
-	var reasons, messages []string
-	for _, f := range failures {
-		if f.reason == "Conflict" {
-			continue // an optimistic-concurrency retry, not a failure a user should see
-		}
-		if len(reasons) == 0 || reasons[len(reasons)-1] != f.reason {
-			reasons = append(reasons, f.reason)
-		}
-		messages = append(messages, f.message)
-	}
-	if len(messages) > 0 {
-		const maxMessages = 5
-		if len(messages) > maxMessages {
-			messages = append(messages[:maxMessages], fmt.Sprintf("and %d more", len(messages)-maxMessages))
-		}
+	// Conflicts are optimistic-concurrency retries, not failures a user should see (actions.Summary).
+	if reason, message, ok := actions.Summary(failures); ok {
 		setCondition(&status.Conditions, metav1.Condition{Type: ConditionReplicaFailure, Status: metav1.ConditionTrue,
-			Reason: reasons[0], Message: strings.Join(messages, "; ")}, tapp.Generation)
+			Reason: reason, Message: message}, tapp.Generation)
 	} else {
 		meta.RemoveStatusCondition(&status.Conditions, ConditionReplicaFailure)
 	}
@@ -103,7 +90,7 @@ func setCondition(conditions *[]metav1.Condition, c metav1.Condition, generation
 // a conflict, often the cache being behind our own previous write). The status describes the pods, not the
 // TApp's resourceVersion, so it is written on the current TApp, unless that is another TApp or its spec
 // changed since the plan (the sync its change triggers writes the status).
-func (c *Controller) writeStatus(ctx context.Context, tapp *tkestackv1.TApp, plan *policy.Plan, failures []failure) error {
+func (c *Controller) writeStatus(ctx context.Context, tapp *tkestackv1.TApp, plan *policy.Plan, failures []actions.Failure) error {
 	return statuswrite.Write(ctx, c.client.TKEStackAppsV1().TApps(tapp.Namespace), tapp.Name, tapp,
 		func(cur *tkestackv1.TApp) (*tkestackv1.TApp, bool) {
 			if cur.UID != tapp.UID || cur.Generation != tapp.Generation {

@@ -3,10 +3,10 @@ package tapp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 
-	"errors"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/actions"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 )
 
@@ -27,7 +28,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	tapp, err := c.tapps.TApps(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
-		c.expectations.forget(key)
+		c.expectations.Forget(key)
 		return nil
 	}
 	if err != nil {
@@ -46,13 +47,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	plan := policy.ComputePlan(tapp, pods, c.nodeState, c.clock.Now())
 	claimPlan := policy.PlanClaims(tapp, claims)
-	var failures []failure
+	var failures []actions.Failure
 	var errs []error
 	if tapp.DeletionTimestamp == nil {
-		if c.expectations.satisfied(key) {
+		if c.expectations.Satisfied(key, c.cachedPod(namespace)) {
 			failures = c.execute(ctx, key, tapp, pods, plan, claimPlan)
 		} else {
-			logger.V(4).Info("Waiting for the informer to show earlier writes")
+			logger.V(4).Info("Waiting for the informer to show earlier writes", "pending", c.expectations.Pending(key))
 		}
 		failures = append(failures, c.progressInPlace(ctx, tapp, pods, plan)...)
 		if err := c.pruneUnusedTemplates(ctx, tapp); err != nil {
@@ -65,12 +66,17 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if plan.RequeueAfter > 0 {
 		c.queue.AddAfter(key, plan.RequeueAfter)
 	}
-	for _, f := range failures {
-		if f.retry {
-			errs = append(errs, fmt.Errorf("%s: %s", f.reason, f.message))
+	return errors.Join(append(errs, actions.Errors(failures)...)...)
+}
+
+// cachedPod looks pods of namespace up by name in the cache, for the expectations.
+func (c *Controller) cachedPod(namespace string) func(string) metav1.Object {
+	return func(name string) metav1.Object {
+		if pod, err := c.pods.Pods(namespace).Get(name); err == nil {
+			return pod
 		}
+		return nil
 	}
-	return errors.Join(errs...)
 }
 
 // unusedTemplates returns the templatePool entries that nothing refers to: not spec.templates, not

@@ -2,6 +2,7 @@ package yurtappdaemon
 
 import (
 	"context"
+	"errors"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -18,11 +19,13 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/expectations"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/workloop"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/yurtappdaemon/policy"
 	"github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned"
 	openyurtinformers "github.com/tapp-io/tapp-apiserver/pkg/generated/informers/externalversions/openyurt/v1alpha1"
 	openyurtlisters "github.com/tapp-io/tapp-apiserver/pkg/generated/listers/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/ownership"
 )
 
 // Name is the controller's name in --controllers, the workqueue and metrics.
@@ -40,16 +43,22 @@ type Controller struct {
 	deployments  appslisters.DeploymentLister
 	statefulSets appslisters.StatefulSetLister
 	revisions    appslisters.ControllerRevisionLister
-	synced       []cache.InformerSynced
 
 	// listPools returns every NodePool; an error stops the sync before anything is deleted.
 	listPools func() ([]*v1alpha1.NodePool, error)
 
-	queue        workqueue.TypedRateLimitingInterface[string]
-	loop         *workloop.Loop
-	expectations *expectations
+	queue workqueue.TypedRateLimitingInterface[string]
+	loop  *workloop.Loop
+	// expectations holds a YurtAppDaemon back while the caches have not shown its child writes.
+	expectations *expectations.Expectations[childRef]
 	recorder     record.EventRecorder
-	clock        clock.Clock
+	clock        clock.PassiveClock
+}
+
+// childRef names a child workload in the YurtAppDaemon's namespace.
+type childRef struct {
+	kind v1alpha1.TemplateType
+	name string
 }
 
 // NewController builds the YurtAppDaemon controller and registers its informers with their factories,
@@ -67,65 +76,34 @@ func NewController(kubeClient kubernetes.Interface, client versioned.Interface,
 		deployments:  deploymentInformer.Lister(),
 		statefulSets: statefulSetInformer.Lister(),
 		revisions:    revisionInformer.Lister(),
-		queue:        workloop.NewQueue(Name),
 		recorder:     recorder,
-		clock:        clock.RealClock{},
 	}
-	c.expectations = newExpectations(c.clock)
+	c.loop = workloop.New(Name, "YurtAppDaemon", c.sync, metrics)
+	c.queue, c.clock = c.loop.Queue, c.loop.Clock
+	c.expectations = expectations.New[childRef](c.clock)
 	c.listPools = func() ([]*v1alpha1.NodePool, error) { return c.pools.List(labels.Everything()) }
 
-	if _, err := yadInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.enqueue,
-		UpdateFunc: c.yadUpdated,
-		DeleteFunc: c.yadDeleted,
-	}); err != nil {
+	children := cache.ResourceEventHandlerFuncs{AddFunc: c.childAdded, UpdateFunc: c.childUpdated, DeleteFunc: c.childDeleted}
+	if err := errors.Join(
+		c.loop.Watch(yadInformer.Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc: c.loop.Enqueue, UpdateFunc: c.yadUpdated, DeleteFunc: c.yadDeleted,
+		}),
+		c.loop.Watch(poolInformer.Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { c.enqueueForPool(obj.(*v1alpha1.NodePool).Labels) },
+			UpdateFunc: c.poolUpdated,
+			DeleteFunc: c.poolDeleted,
+		}),
+		c.loop.Watch(deploymentInformer.Informer(), children),
+		c.loop.Watch(statefulSetInformer.Informer(), children),
+		c.loop.Watch(revisionInformer.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.revisionDeleted}),
+	); err != nil {
 		return nil, err
 	}
-	if _, err := poolInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { c.enqueueForPool(obj.(*v1alpha1.NodePool).Labels) },
-		UpdateFunc: c.poolUpdated,
-		DeleteFunc: c.poolDeleted,
-	}); err != nil {
-		return nil, err
-	}
-	children := cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.childAdded,
-		UpdateFunc: c.childUpdated,
-		DeleteFunc: c.childDeleted,
-	}
-	if _, err := deploymentInformer.Informer().AddEventHandler(children); err != nil {
-		return nil, err
-	}
-	if _, err := statefulSetInformer.Informer().AddEventHandler(children); err != nil {
-		return nil, err
-	}
-	if _, err := revisionInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		DeleteFunc: c.revisionDeleted,
-	}); err != nil {
-		return nil, err
-	}
-	c.synced = []cache.InformerSynced{
-		yadInformer.Informer().HasSynced, poolInformer.Informer().HasSynced,
-		deploymentInformer.Informer().HasSynced, statefulSetInformer.Informer().HasSynced,
-		revisionInformer.Informer().HasSynced,
-	}
-	c.loop = &workloop.Loop{Name: Name, Kind: "YurtAppDaemon", Queue: c.queue, Synced: c.synced, Sync: c.sync, Clock: c.clock, Metrics: metrics}
 	return c, nil
 }
 
 // Run syncs YurtAppDaemons with workers goroutines until ctx is done, and returns once the workers stopped.
-func (c *Controller) Run(ctx context.Context, workers int) {
-	c.loop.Run(ctx, workers)
-}
-
-func (c *Controller) enqueue(obj any) {
-	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-	if err != nil {
-		utilruntime.HandleError(err)
-		return
-	}
-	c.queue.Add(key)
-}
+func (c *Controller) Run(ctx context.Context, workers int) { c.loop.Run(ctx, workers) }
 
 // yadUpdated ignores updates that change neither the spec nor the metadata the controller reads: the
 // controller's own status writes would otherwise sync every YurtAppDaemon twice. Periodic resyncs pass.
@@ -135,7 +113,7 @@ func (c *Controller) yadUpdated(oldObj, newObj any) {
 		cur.DeletionTimestamp.Equal(old.DeletionTimestamp) && apiequality.Semantic.DeepEqual(old.Spec, cur.Spec) {
 		return
 	}
-	c.enqueue(cur)
+	c.loop.Enqueue(cur)
 }
 
 func (c *Controller) yadDeleted(obj any) {
@@ -144,7 +122,7 @@ func (c *Controller) yadDeleted(obj any) {
 		utilruntime.HandleError(err)
 		return
 	}
-	c.expectations.forget(key)
+	c.expectations.Forget(key)
 	c.queue.Add(key)
 }
 
@@ -165,7 +143,7 @@ func (c *Controller) enqueueForPool(sets ...labels.Set) {
 		}
 		for _, set := range sets {
 			if sel.Matches(set) {
-				c.enqueue(yad)
+				c.loop.Enqueue(yad)
 				break
 			}
 		}
@@ -200,16 +178,10 @@ func (c *Controller) poolDeleted(obj any) {
 	c.enqueueForPool(pool.Labels)
 }
 
-var yadGroupVersion = v1alpha1.SchemeGroupVersion
-
 // ownerKey returns the key of the YurtAppDaemon that controls obj, if it exists with that UID.
 func (c *Controller) ownerKey(obj metav1.Object) (string, bool) {
-	ref := metav1.GetControllerOfNoCopy(obj)
-	if ref == nil || ref.Kind != policy.ControllerKind.Kind {
-		return "", false
-	}
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	if err != nil || gv.Group != yadGroupVersion.Group {
+	ref := ownership.ControllerOf(obj, policy.ControllerKind.GroupKind())
+	if ref == nil {
 		return "", false
 	}
 	yad, err := c.yads.YurtAppDaemons(obj.GetNamespace()).Get(ref.Name)
@@ -241,12 +213,11 @@ func (c *Controller) childChanged(obj metav1.Object) {
 		c.queue.Add(key)
 		return
 	}
-	ref := metav1.GetControllerOfNoCopy(obj)
-	if ref != nil && ref.Kind == policy.ControllerKind.Kind {
+	if ownership.ControllerOf(obj, policy.ControllerKind.GroupKind()) != nil {
 		return // the child of a YurtAppDaemon that is gone: the garbage collector deletes it
 	}
 	c.enqueueConflicted(obj.GetNamespace())
-	if ref == nil {
+	if metav1.GetControllerOfNoCopy(obj) == nil {
 		c.enqueueSelecting(obj)
 	}
 }
@@ -272,7 +243,7 @@ func (c *Controller) enqueueSelecting(obj metav1.Object) {
 			continue
 		}
 		if sel, err := metav1.LabelSelectorAsSelector(yad.Spec.Selector); err == nil && !sel.Empty() && sel.Matches(podLabels) {
-			c.enqueue(yad)
+			c.loop.Enqueue(yad)
 		}
 	}
 }
@@ -285,7 +256,7 @@ func (c *Controller) enqueueConflicted(namespace string) {
 	for _, yad := range yads {
 		for _, cond := range yad.Status.Conditions {
 			if cond.Type == policy.ConditionProvisioned && cond.Reason == policy.ReasonWorkloadConflict {
-				c.enqueue(yad)
+				c.loop.Enqueue(yad)
 			}
 		}
 	}

@@ -146,7 +146,7 @@ func TestStaleCacheCausesNoDuplicateCreates(t *testing.T) {
 
 	// Without expectations (another controller instance, or a restart), the create meets AlreadyExists:
 	// no failure, no event.
-	h.ctrl.expectations.forget("ns/web")
+	h.ctrl.expectations.Forget("ns/web")
 	h.events()
 	if err := h.sync(); err != nil {
 		t.Fatalf("a create meeting AlreadyExists failed the sync: %v", err)

@@ -3,18 +3,16 @@ package yurtappdaemon
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/actions"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/statuswrite"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/yurtappdaemon/policy"
 )
-
-const maxFailureMessages = 5
 
 func (c *Controller) now() metav1.Time {
 	return metav1.NewTime(c.clock.Now())
@@ -23,9 +21,9 @@ func (c *Controller) now() metav1.Time {
 // desiredStatus returns the status to report: the plan's view (nodepools, templateType, currentRevision,
 // WorkLoadProvisioned and WorkLoadUpdated, whose message carries the workload counts) when there is a
 // plan, observedGeneration and collisionCount always, and WorkLoadFailure True with the failures' reasons
-// and messages, or removed when there are none. Conditions keep their transition time while their status
+// and messages (actions.Summary), or removed when there are none. Conditions keep their transition time while their status
 // does not change. revision, when not empty, is the current revision (also without a plan).
-func desiredStatus(cached, yad *v1alpha1.YurtAppDaemon, revision string, plan *policy.Plan, failures []failure, now metav1.Time) v1alpha1.YurtAppDaemonStatus {
+func desiredStatus(cached, yad *v1alpha1.YurtAppDaemon, revision string, plan *policy.Plan, failures []actions.Failure, now metav1.Time) v1alpha1.YurtAppDaemonStatus {
 	status := cached.Status.DeepCopy()
 	status.ObservedGeneration = yad.Generation
 	count := int32(0)
@@ -49,19 +47,13 @@ func desiredStatus(cached, yad *v1alpha1.YurtAppDaemon, revision string, plan *p
 		}
 		policy.ApplyStatus(status, s, now)
 	}
-	if len(failures) == 0 {
+	reason, message, ok := actions.Summary(failures)
+	if !ok {
 		status.Conditions = policy.RemoveCondition(status.Conditions, policy.ConditionFailure)
 		return *status
 	}
-	var messages []string
-	for _, f := range failures {
-		messages = append(messages, f.message)
-	}
-	if len(messages) > maxFailureMessages {
-		messages = append(messages[:maxFailureMessages], fmt.Sprintf("and %d more", len(messages)-maxFailureMessages))
-	}
 	status.Conditions = policy.SetCondition(status.Conditions, v1alpha1.YurtAppDaemonCondition{
-		Type: policy.ConditionFailure, Status: corev1.ConditionTrue, Reason: failures[0].reason, Message: strings.Join(messages, "; "),
+		Type: policy.ConditionFailure, Status: corev1.ConditionTrue, Reason: reason, Message: message,
 	}, now)
 	return *status
 }

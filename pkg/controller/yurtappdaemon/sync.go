@@ -13,6 +13,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/actions"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/expectations"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/yurtappdaemon/policy"
 )
 
@@ -34,7 +36,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	cached, err := c.yads.YurtAppDaemons(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
-		c.expectations.forget(key)
+		c.expectations.Forget(key)
 		return nil
 	}
 	if err != nil {
@@ -42,14 +44,14 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	if cached.DeletionTimestamp != nil {
 		// The garbage collector deletes the children and the revisions.
-		c.expectations.forget(key)
+		c.expectations.Forget(key)
 		return nil
 	}
 	logger := klog.FromContext(ctx).WithValues("yurtappdaemon", key)
 	ctx = klog.NewContext(ctx, logger)
-	if !c.expectations.satisfied(key, c.lookupChild(namespace)) {
-		logger.V(4).Info("Waiting for the caches to show earlier writes")
-		c.queue.AddAfter(key, expectationsTTL)
+	if !c.expectations.Satisfied(key, c.lookupChild(namespace)) {
+		logger.V(4).Info("Waiting for the caches to show earlier writes", "pending", c.expectations.Pending(key))
+		c.queue.AddAfter(key, expectations.TTL)
 		return nil
 	}
 
@@ -108,20 +110,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	return c.finish(ctx, cached, yad, revision, plan, r)
 }
 
-// failure is something a sync could not do; it ends up in the WorkLoadFailure condition.
-type failure struct {
-	reason  string
-	message string
-	// retry: the sync is retried with backoff (API errors); false for what only a spec or user change fixes.
-	retry bool
-	// hidden: an optimistic-concurrency retry, not reported in the condition; err is the API's error.
-	hidden bool
-	err    error
-}
-
 // syncResult collects what one sync did.
 type syncResult struct {
-	failures []failure
+	// failures end up in the WorkLoadFailure condition (actions.Summary).
+	failures actions.Failures
 	// wrote is true when a child was created, updated or deleted: the status is then written by the next
 	// sync, once the caches show the writes.
 	wrote bool
@@ -130,17 +122,7 @@ type syncResult struct {
 }
 
 func (r *syncResult) fail(reason, message string, retry bool) {
-	r.failures = append(r.failures, failure{reason: reason, message: message, retry: retry})
-}
-
-func (r *syncResult) visibleFailures() []failure {
-	var out []failure
-	for _, f := range r.failures {
-		if !f.hidden {
-			out = append(out, f)
-		}
-	}
-	return out
+	r.failures.Add(actions.Failure{Reason: reason, Message: message, Retry: retry})
 }
 
 // finish writes the status unless the sync changed children without failing (the next sync, started by
@@ -149,8 +131,9 @@ func (r *syncResult) visibleFailures() []failure {
 func (c *Controller) finish(ctx context.Context, cached, yad *v1alpha1.YurtAppDaemon, revision string, plan *policy.Plan, r *syncResult) error {
 	var errs []error
 	statusWritten := true
-	if !r.wrote || len(r.visibleFailures()) > 0 {
-		if err := c.writeStatus(ctx, cached, desiredStatus(cached, yad, revision, plan, r.visibleFailures(), c.now())); err != nil {
+	failures := r.failures.List()
+	if reported := actions.Reported(failures); !r.wrote || len(reported) > 0 {
+		if err := c.writeStatus(ctx, cached, desiredStatus(cached, yad, revision, plan, reported, c.now())); err != nil {
 			errs = append(errs, err)
 			statusWritten = false
 		}
@@ -160,13 +143,5 @@ func (c *Controller) finish(ctx context.Context, cached, yad *v1alpha1.YurtAppDa
 			errs = append(errs, err)
 		}
 	}
-	for _, f := range r.failures {
-		switch {
-		case f.hidden && f.err != nil:
-			errs = append(errs, f.err)
-		case f.retry:
-			errs = append(errs, fmt.Errorf("%s: %s", f.reason, f.message))
-		}
-	}
-	return utilerrors.NewAggregate(errs)
+	return utilerrors.NewAggregate(append(errs, actions.Errors(failures)...))
 }

@@ -146,6 +146,9 @@ type Plan struct {
 	RequeueAfter time.Duration
 	// Status is the status to report for the snapshot (before the plan is executed).
 	Status Status
+
+	// templates are the TApp's templates, resolved and hashed once for the plan and its pods (NewPod).
+	templates *templateCache
 }
 
 // ComputePlan decides the actions of one sync of tapp, given the pods that may belong to it (typically the
@@ -183,6 +186,7 @@ type Plan struct {
 func ComputePlan(tapp *tkestackv1.TApp, pods []*corev1.Pod, nodes NodeLookup, now time.Time) *Plan {
 	owned, strays, byName, adopt, release := classify(tapp, pods)
 	p := &planner{tapp: tapp, nodes: nodes, now: now, templates: newTemplateCache(tapp)}
+	p.plan.templates = p.templates
 	p.plan.Status = computeStatus(tapp, owned, p.templates)
 	if tapp.DeletionTimestamp != nil {
 		return &p.plan
@@ -284,11 +288,7 @@ func (p *planner) instances(owned map[int]*corev1.Pod, strays []*corev1.Pod) ([]
 		}
 		inPlace := pod.Labels[UniqHashLabel] == t.uniq
 		if ForeignHashes(pod) {
-			want, err := NewPod(tapp, id)
-			if err != nil {
-				p.plan.Errors = append(p.plan.Errors, InstanceError{ID: id, Template: t.name, Message: err.Error()})
-				continue
-			}
+			want := t.prepared.New(PodOwner(tapp), id)
 			match, _ := CompareToTemplate(&want.Spec, &pod.Spec)
 			if match == RunsTemplate {
 				if u, ok := t.inPlaceUpdate(id, pod); ok && len(u.Images) == 0 {

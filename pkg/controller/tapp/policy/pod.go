@@ -62,11 +62,6 @@ func PodLabels(t *corev1.PodTemplateSpec, id string) map[string]string {
 	return tapppod.Labels(t, id)
 }
 
-// templateKeysValue is the TemplateKeysAnnotation value for template t.
-func templateKeysValue(t *corev1.PodTemplateSpec) string {
-	return tapppod.TemplateKeysValue(t)
-}
-
 // recordedTemplateKeys reads TemplateKeysAnnotation from a pod; pods without it have no recorded keys.
 func recordedTemplateKeys(pod *corev1.Pod) tapppod.TemplateKeys {
 	return tapppod.RecordedTemplateKeys(pod)
@@ -83,14 +78,19 @@ func PodOwner(tapp *tkestackv1.TApp) tapppod.Owner {
 	}
 }
 
-// NewPod returns the pod of instance id, built by tapppod.New from the template the instance runs
-// (TemplateNameFor).
+// NewPod returns the pod of instance id, built by tapppod from the template the instance runs
+// (TemplateNameFor). To build the pods of a plan, Plan.NewPod reuses the plan's hashed templates.
 func NewPod(tapp *tkestackv1.TApp, id string) (*corev1.Pod, error) {
-	_, t, err := templateForID(tapp, id)
-	if err != nil {
-		return nil, err
+	return newTemplateCache(tapp).newPod(id)
+}
+
+// NewPod returns the pod of instance id (one of Creates) as NewPod does, from the templates the plan
+// resolved and hashed: building the pods of a sync hashes each template once.
+func (p *Plan) NewPod(id string) (*corev1.Pod, error) {
+	if p.templates == nil {
+		return nil, fmt.Errorf("instance %s: the plan was not computed by ComputePlan", id)
 	}
-	return tapppod.New(PodOwner(tapp), id, t), nil
+	return p.templates.newPod(id)
 }
 
 // NewPVCs returns the claims of instance id, one per volumeClaimTemplate, in template order: name

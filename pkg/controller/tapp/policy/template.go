@@ -50,10 +50,3 @@ func TemplateFor(tapp *tkestackv1.TApp, name string) (*corev1.PodTemplateSpec, e
 	}
 	return t.DeepCopy(), nil
 }
-
-// templateForID resolves the template of instance id.
-func templateForID(tapp *tkestackv1.TApp, id string) (string, *corev1.PodTemplateSpec, error) {
-	name := TemplateNameFor(tapp, id)
-	t, err := TemplateFor(tapp, name)
-	return name, t, err
-}

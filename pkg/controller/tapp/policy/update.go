@@ -2,30 +2,37 @@ package policy
 
 import (
 	"sort"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	"github.com/tapp-io/tapp-apiserver/pkg/inplace"
+	"github.com/tapp-io/tapp-apiserver/pkg/tapppod"
 )
 
-// templateInfo is one template of a TApp as ComputePlan compares pods with it. It is built once per plan
-// (templateCache), so hashing a template costs the same for 1 pod as for 1000.
+// templateInfo is one template of a TApp as ComputePlan compares pods with it and the executor builds its
+// pods. It is built once per plan (templateCache), so hashing a template costs the same for 1 pod as for
+// 1000, whether the pods are compared (hash labels, or content for foreign hashes) or created.
 type templateInfo struct {
 	name     string
 	template *corev1.PodTemplateSpec // read only
 	err      error                   // the template does not exist
-	hash     string                  // TemplateHash
-	uniq     string                  // UniqHash
+	// prepared builds the template's pods with the hashes and keys computed once (tapppod.Prepare).
+	prepared *tapppod.Template
+	hash     string // TemplateHash
+	uniq     string // UniqHash
 	// labels are the labels of the template's pods (PodLabels) without the instance label.
 	labels map[string]string
 	// annotations are the annotations an in-place update sets (see InPlaceUpdate).
 	annotations map[string]string
 }
 
-// templateCache resolves the templates of one TApp by name, each once.
+// templateCache resolves the templates of one TApp by name, each once. It is safe for concurrent use (the
+// executor builds pods from it in parallel).
 type templateCache struct {
 	tapp   *tkestackv1.TApp
+	mu     sync.Mutex
 	byName map[string]*templateInfo
 }
 
@@ -36,6 +43,8 @@ func newTemplateCache(tapp *tkestackv1.TApp) *templateCache {
 // forID returns the template of instance id; its err is set when the template does not exist.
 func (c *templateCache) forID(id string) *templateInfo {
 	name := TemplateNameFor(c.tapp, id)
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if info, ok := c.byName[name]; ok {
 		return info
 	}
@@ -47,17 +56,27 @@ func (c *templateCache) forID(id string) *templateInfo {
 		return info
 	}
 	info.template = t
-	info.labels = PodLabels(t, "")
+	info.prepared = tapppod.Prepare(t)
+	info.labels = info.prepared.Labels("")
 	delete(info.labels, InstanceIDLabel)
-	info.hash, info.uniq = info.labels[TemplateHashLabel], info.labels[UniqHashLabel]
+	info.hash, info.uniq = info.prepared.TemplateHash, info.prepared.UniqHash
 	info.annotations = make(map[string]string, len(t.Annotations)+1)
 	for k, v := range t.Annotations {
 		if k != PortMappingAnnotation && k != inplace.StateAnnotation {
 			info.annotations[k] = v
 		}
 	}
-	info.annotations[TemplateKeysAnnotation] = templateKeysValue(t)
+	info.annotations[TemplateKeysAnnotation] = info.prepared.Keys
 	return info
+}
+
+// newPod returns the pod of instance id (see NewPod).
+func (c *templateCache) newPod(id string) (*corev1.Pod, error) {
+	t := c.forID(id)
+	if t.err != nil {
+		return nil, t.err
+	}
+	return t.prepared.New(PodOwner(c.tapp), id), nil
 }
 
 // inPlaceUpdate is the one diff between pod and the template: the InPlaceUpdate that moves instance id's pod
