@@ -61,6 +61,20 @@ type Owner struct {
 	Belongs func(metav1.Object) bool
 }
 
+// OwnerOf returns the Owner of object owner whose spec.selector is selector: a selector that cannot be
+// parsed is nil (the owner adopts and releases nothing), and owner is Deleting once it has a deletion
+// timestamp.
+func OwnerOf(owner metav1.Object, selector *metav1.LabelSelector, belongs func(metav1.Object) bool) Owner {
+	var sel labels.Selector
+	if selector != nil {
+		if s, err := metav1.LabelSelectorAsSelector(selector); err == nil {
+			sel = s
+		}
+	}
+	return Owner{Namespace: owner.GetNamespace(), UID: owner.GetUID(), Selector: sel,
+		Deleting: owner.GetDeletionTimestamp() != nil, Belongs: belongs}
+}
+
 // Decide returns what owner should do with obj:
 //   - controlled by owner: Release if the selector no longer matches it and owner is not being deleted,
 //     else Keep (an object the owner keeps but whose name does not belong to it, such as a pod above the

@@ -237,3 +237,32 @@ func TestControllerOf(t *testing.T) {
 		})
 	}
 }
+
+func TestOwnerOf(t *testing.T) {
+	now := metav1.Now()
+	owner := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: ownerUID}}
+	deleting := owner.DeepCopy()
+	deleting.DeletionTimestamp = &now
+	for _, tc := range []struct {
+		name     string
+		owner    metav1.Object
+		selector *metav1.LabelSelector
+		selects  bool // the selector matches app=web
+		deleting bool
+	}{
+		{name: "selector", owner: owner, selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}, selects: true},
+		{name: "no selector", owner: owner},
+		{name: "unparsable selector", owner: owner, selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bad"}}}},
+		{name: "deleting", owner: deleting, selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}, selects: true, deleting: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := OwnerOf(tc.owner, tc.selector, nil)
+			if o.Namespace != "ns" || o.UID != ownerUID || o.Deleting != tc.deleting {
+				t.Errorf("OwnerOf = %+v", o)
+			}
+			if got := o.Selector != nil && o.Selector.Matches(labels.Set{"app": "web"}); got != tc.selects {
+				t.Errorf("selector %v selects app=web: %v, want %v", o.Selector, got, tc.selects)
+			}
+		})
+	}
+}

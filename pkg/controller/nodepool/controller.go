@@ -110,17 +110,9 @@ func (c *Controller) nodeUpdated(oldObj, newObj any) {
 }
 
 func (c *Controller) nodeDeleted(obj any) {
-	node, ok := obj.(*corev1.Node)
-	if !ok {
-		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			return
-		}
-		if node, ok = tombstone.Obj.(*corev1.Node); !ok {
-			return
-		}
+	if node, ok := workloop.Deleted[*corev1.Node](obj); ok {
+		c.enqueueNodePools(node)
 	}
-	c.enqueueNodePools(node)
 }
 
 // nodesOf returns the cached nodes that refer to pool (read only).

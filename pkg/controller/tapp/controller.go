@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -120,14 +119,12 @@ func NewController(kubeClient, podStatusClient kubernetes.Interface, client vers
 // Run syncs TApps with workers goroutines until ctx is done, and returns once the workers stopped.
 func (c *Controller) Run(ctx context.Context, workers int) { c.loop.Run(ctx, workers) }
 
+// tappDeleted forgets the expectations of a deleted TApp (one of the same name may follow) and enqueues it.
 func (c *Controller) tappDeleted(obj any) {
-	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-	if err != nil {
-		utilruntime.HandleError(err)
-		return
+	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+		c.expectations.Forget(key)
 	}
-	c.expectations.Forget(key)
-	c.queue.Add(key)
+	c.loop.Enqueue(obj)
 }
 
 // ownerKey returns the key of the TApp that controls pod, if that TApp exists with the same UID.
@@ -200,15 +197,9 @@ func (c *Controller) podUpdated(oldObj, newObj any) {
 }
 
 func (c *Controller) podDeleted(obj any) {
-	pod, ok := obj.(*corev1.Pod)
+	pod, ok := workloop.Deleted[*corev1.Pod](obj)
 	if !ok {
-		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			return
-		}
-		if pod, ok = tombstone.Obj.(*corev1.Pod); !ok {
-			return
-		}
+		return
 	}
 	key, ok := c.ownerKey(pod)
 	if !ok {
@@ -283,12 +274,8 @@ func (c *Controller) nodeUpdated(oldObj, newObj any) {
 }
 
 func (c *Controller) nodeDeleted(obj any) {
-	if node, ok := obj.(*corev1.Node); ok {
+	if node, ok := workloop.Deleted[*corev1.Node](obj); ok {
 		c.enqueueOwnersOnNode(node.Name)
-	} else if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		if node, ok := tombstone.Obj.(*corev1.Node); ok {
-			c.enqueueOwnersOnNode(node.Name)
-		}
 	}
 }
 

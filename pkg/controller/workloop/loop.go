@@ -63,6 +63,16 @@ func (l *Loop) Enqueue(obj any) {
 	l.Queue.Add(key)
 }
 
+// Deleted returns the object of a delete event as a T, unwrapping a tombstone (a delete the informer
+// missed and learnt from a relist); false when it is not a T.
+func Deleted[T any](obj any) (T, bool) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	t, ok := obj.(T)
+	return t, ok
+}
+
 // Run waits for the caches, then syncs keys with workers goroutines until ctx is done, and returns once
 // the workers stopped.
 func (l *Loop) Run(ctx context.Context, workers int) {

@@ -116,14 +116,12 @@ func (c *Controller) yadUpdated(oldObj, newObj any) {
 	c.loop.Enqueue(cur)
 }
 
+// yadDeleted forgets the expectations of a deleted YurtAppDaemon (one of the same name may follow) and enqueues it.
 func (c *Controller) yadDeleted(obj any) {
-	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-	if err != nil {
-		utilruntime.HandleError(err)
-		return
+	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+		c.expectations.Forget(key)
 	}
-	c.expectations.Forget(key)
-	c.queue.Add(key)
+	c.loop.Enqueue(obj)
 }
 
 // enqueueForPool enqueues the YurtAppDaemons whose nodepoolSelector matches one of the label sets.
@@ -165,17 +163,9 @@ func (c *Controller) poolUpdated(oldObj, newObj any) {
 }
 
 func (c *Controller) poolDeleted(obj any) {
-	pool, ok := obj.(*v1alpha1.NodePool)
-	if !ok {
-		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			return
-		}
-		if pool, ok = tombstone.Obj.(*v1alpha1.NodePool); !ok {
-			return
-		}
+	if pool, ok := workloop.Deleted[*v1alpha1.NodePool](obj); ok {
+		c.enqueueForPool(pool.Labels)
 	}
-	c.enqueueForPool(pool.Labels)
 }
 
 // ownerKey returns the key of the YurtAppDaemon that controls obj, if it exists with that UID.
@@ -193,14 +183,11 @@ func (c *Controller) ownerKey(obj metav1.Object) (string, bool) {
 
 // childObject returns the workload of a Deployment or StatefulSet event, unwrapping tombstones.
 func childObject(obj any) metav1.Object {
-	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tombstone.Obj
+	if d, ok := workloop.Deleted[*appsv1.Deployment](obj); ok {
+		return d
 	}
-	switch o := obj.(type) {
-	case *appsv1.Deployment:
-		return o
-	case *appsv1.StatefulSet:
-		return o
+	if s, ok := workloop.Deleted[*appsv1.StatefulSet](obj); ok {
+		return s
 	}
 	return nil
 }
@@ -291,10 +278,7 @@ func (c *Controller) childDeleted(obj any) {
 
 // revisionDeleted enqueues the owner of a deleted ControllerRevision: its current revision is recreated.
 func (c *Controller) revisionDeleted(obj any) {
-	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tombstone.Obj
-	}
-	if rev, ok := obj.(*appsv1.ControllerRevision); ok {
+	if rev, ok := workloop.Deleted[*appsv1.ControllerRevision](obj); ok {
 		if key, ok := c.ownerKey(rev); ok {
 			c.queue.Add(key)
 		}

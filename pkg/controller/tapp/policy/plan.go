@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -432,24 +431,12 @@ func sortDeletes(items []deleteItem) []Delete {
 // the instance pods of wanted ids (name <tapp>-<id> and tapp_instance_key=<id>, id < replicas, not
 // Killed).
 func Owner(tapp *tkestackv1.TApp) ownership.Owner {
-	var sel labels.Selector
-	if tapp.Spec.Selector != nil {
-		if s, err := metav1.LabelSelectorAsSelector(tapp.Spec.Selector); err == nil {
-			sel = s
-		}
-	}
 	replicas := desiredReplicas(tapp)
-	return ownership.Owner{
-		Namespace: tapp.Namespace,
-		UID:       tapp.UID,
-		Selector:  sel,
-		Deleting:  tapp.DeletionTimestamp != nil,
-		Belongs: func(obj metav1.Object) bool {
-			id := obj.GetLabels()[InstanceIDLabel]
-			n, ok := ParseID(id)
-			return ok && n < replicas && obj.GetName() == PodName(tapp, id) && !IsKilled(tapp, id)
-		},
-	}
+	return ownership.OwnerOf(tapp, tapp.Spec.Selector, func(obj metav1.Object) bool {
+		id := obj.GetLabels()[InstanceIDLabel]
+		n, ok := ParseID(id)
+		return ok && n < replicas && obj.GetName() == PodName(tapp, id) && !IsKilled(tapp, id)
+	})
 }
 
 // classify splits pods into the instance pods controlled by the TApp (by ordinal), controlled pods that

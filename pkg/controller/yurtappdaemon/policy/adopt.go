@@ -2,7 +2,6 @@ package policy
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
@@ -42,26 +41,14 @@ func (p podLabelled) GetLabels() map[string]string { return p.podLabels }
 // template labels (ownershipView): its spec.selector, and the workloads that belong to it are those of
 // the template's kind that name one of the pools in valid (PoolNameLabel, or RefNodePoolAnnotation).
 func Owner(yad *v1alpha1.YurtAppDaemon, kind v1alpha1.TemplateType, valid map[string]*v1alpha1.NodePool) ownership.Owner {
-	var sel labels.Selector
-	if yad.Spec.Selector != nil {
-		if s, err := metav1.LabelSelectorAsSelector(yad.Spec.Selector); err == nil {
-			sel = s
+	return ownership.OwnerOf(yad, yad.Spec.Selector, func(obj metav1.Object) bool {
+		v, ok := obj.(podLabelled)
+		if !ok {
+			return false
 		}
-	}
-	return ownership.Owner{
-		Namespace: yad.Namespace,
-		UID:       yad.UID,
-		Selector:  sel,
-		Deleting:  yad.DeletionTimestamp != nil,
-		Belongs: func(obj metav1.Object) bool {
-			v, ok := obj.(podLabelled)
-			if !ok {
-				return false
-			}
-			c := &child{meta: v.ObjectMeta}
-			return valid[c.pool()] != nil
-		},
-	}
+		c := &child{meta: v.ObjectMeta}
+		return valid[c.pool()] != nil
+	})
 }
 
 // ownershipView returns the view of a workload of the template's kind that Owner decides on.
