@@ -46,6 +46,8 @@ type CompletedConfig struct {
 	// clientConfig reaches the cluster in cluster mode; nil when standalone.
 	clientConfig *restclient.Config
 	fence        *storagefence.Fence
+	// patchFront sees strategic merge patches before the generic PATCH handler; New gives it the storage.
+	patchFront *strategicMergeFront
 }
 
 // Server is the running aggregated API server.
@@ -67,9 +69,23 @@ func (c *Config) Complete() CompletedConfig {
 		}
 		c.GenericConfig.AddReadyzChecks(fence.HealthChecker())
 	}
+	// The strategic merge patch front is innermost (set last): it reads the store only for
+	// authorized requests to a store the fence lets through.
+	front := &strategicMergeFront{scheme: Scheme, codecs: Codecs, maxBody: c.GenericConfig.MaxRequestBodyBytes}
+	if front.maxBody <= 0 {
+		front.maxBody = defaultMaxPatchBody
+	}
+	buildWithFront := c.GenericConfig.BuildHandlerChainFunc
+	c.GenericConfig.BuildHandlerChainFunc = func(api http.Handler, config *genericapiserver.Config) http.Handler {
+		return buildWithFront(front.handler(api), config)
+	}
 	return CompletedConfig{generic: c.GenericConfig.Complete(), apiServiceTarget: target,
-		clientConfig: c.GenericConfig.ClientConfig, fence: c.StorageFence}
+		clientConfig: c.GenericConfig.ClientConfig, fence: c.StorageFence, patchFront: front}
 }
+
+// defaultMaxPatchBody is the body limit of the strategic merge patch front when the generic configuration
+// sets none (k8s.io/apiserver's default).
+const defaultMaxPatchBody = 3 * 1024 * 1024
 
 // New builds the server and installs both API groups.
 func (c CompletedConfig) New() (*Server, error) {
@@ -114,6 +130,11 @@ func (c CompletedConfig) New() (*Server, error) {
 		"nodepools/status": pools.Status,
 	}
 
+	c.patchFront.stores = map[schema.GroupResource]objectGetter{
+		tkestack.Resource("tapps"):          tapps.TApp,
+		openyurt.Resource("yurtappdaemons"): yads.YurtAppDaemon,
+		openyurt.Resource("nodepools"):      pools.NodePool,
+	}
 	if err := generic.InstallAPIGroups(&tkestackGroup, &openyurtGroup); err != nil {
 		return nil, err
 	}

@@ -42,7 +42,7 @@ func (r *StatusREST) Get(ctx context.Context, name string, options *metav1.GetOp
 
 // Update writes the status of an object; it never creates one.
 func (r *StatusREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, _ bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	return r.store.Update(ctx, name, objInfo, createValidation, updateValidation, false, options)
+	return guard{r.store}.update(ctx, name, objInfo, createValidation, updateValidation, false, options)
 }
 
 // GetResetFields implements rest.ResetFieldsStrategy.
