@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 
@@ -192,5 +193,18 @@ func TestRunWhileLeadingReturnsWhenDoneWhileCampaigning(t *testing.T) {
 	case <-ctrl.ran:
 		t.Error("the controller ran without the Lease")
 	default:
+	}
+}
+
+// TestRunReturnsWhyTheManagerCannotStart: the public Run, with real clients (of an address nothing
+// listens on), returns the error of a manager that cannot start instead of logging it, for the server to
+// exit on (cmd/tapp-apiserver/app.Run; test/e2e TestServerExitsWhenTheControllersCannotStart).
+func TestRunReturnsWhyTheManagerCannotStart(t *testing.T) {
+	o := NewOptions()
+	o.LeaderElection.ResourceLock = "no-such-lock"
+	unreachable := &rest.Config{Host: "https://127.0.0.1:1"}
+	err := waitResult(t, runAsync(func() error { return Run(t.Context(), o, unreachable, unreachable) }))
+	if err == nil || !strings.Contains(err.Error(), "leader election lock") {
+		t.Fatalf("Run = %v, want the error of the leader election lock", err)
 	}
 }

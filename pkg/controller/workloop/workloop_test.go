@@ -220,3 +220,25 @@ func TestWatchAndEnqueue(t *testing.T) {
 		t.Errorf("queued %v, want ns/a (the handler), ns/b (a tombstone) and n (cluster-scoped)", got)
 	}
 }
+
+func TestDeleted(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
+	for _, tc := range []struct {
+		name string
+		obj  any
+		ok   bool
+	}{
+		{"the object", pod, true},
+		{"a tombstone of it", cache.DeletedFinalStateUnknown{Key: "p", Obj: pod}, true},
+		{"another kind", &corev1.Node{}, false},
+		{"a tombstone of another kind", cache.DeletedFinalStateUnknown{Key: "n", Obj: &corev1.Node{}}, false},
+		{"nothing", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := Deleted[*corev1.Pod](tc.obj)
+			if ok != tc.ok || (ok && got != pod) {
+				t.Errorf("Deleted = %v, %v; want the pod: %v", got, ok, tc.ok)
+			}
+		})
+	}
+}
