@@ -7,7 +7,9 @@
 // ReleasePatch are strategic merge patches bound to the object's UID: they add or remove only the owner's
 // reference and fail with 422 Invalid (Gone reports it) if the object was replaced by another of the same
 // name. Recheck reads the owner once from the API server, not from a cache, before the first adoption of a
-// sync, so that an owner whose deletion has begun adopts nothing (RecheckDeletionTimestamp).
+// sync, so that an owner whose deletion has begun adopts nothing (RecheckDeletionTimestamp). OwnerOf builds
+// the Owner of an object and its selector; ControllerOf finds the controller reference of a kind, matched by
+// group and kind as the users of metav1.GetControllerOf match it.
 package ownership
 
 import (

@@ -14,12 +14,15 @@
 // The entry points are:
 //   - TemplateNameFor / TemplateFor / RollingTemplateName: which template an instance runs;
 //   - TemplateHash / UniqHash: stable, JSON based template hashes written to the pod labels;
-//   - NewPod / NewPVCs: the objects to create for an instance;
+//   - NewPod / NewPVCs: the objects to create for an instance; Plan.NewPod builds the pods of a plan's
+//     Creates from the templates the plan resolved and hashed;
 //   - ComputePlan: the Plan of actions for one sync, including adoptions, releases, relabels and the
 //     readiness gate writes (ComputeGates), and the status to report. Whether a pod is updated in place is
 //     decided here, and the diff is computed here, once: each InPlaceUpdate carries the inplace.Update
 //     (images, labels and annotations to set and to remove) that the executor hands to the in-place engine
-//     (pkg/inplace), which applies it as it is. Each template is resolved and hashed once per plan;
+//     (pkg/inplace), which applies it as it is. Each template is resolved and hashed once per plan
+//     (tapppod.Prepare): the pods built to judge foreign-hash pods by content, and those the executor
+//     creates (Plan.NewPod), reuse its hashes instead of hashing it once per pod;
 //   - Owner / ClaimOwner / PlanClaims: the TApp as pkg/ownership sees pods and claims (which
 //     orphans it adopts, which it releases);
 //   - ForeignHashes / CompareToTemplate: how a pod whose hash labels this controller did not write (a pod of
