@@ -11,7 +11,7 @@ GO_TEST_FLAGS ?= -count=1
 
 FUZZ_TIME ?= 60s
 
-.PHONY: fuzz all build run run-standalone tools e2e bench test unit integration verify verify-gofmt verify-vet verify-codegen verify-module-pins codegen clean
+.PHONY: fuzz chaos all build run run-standalone tools e2e bench test unit integration verify verify-gofmt verify-vet verify-codegen verify-module-pins codegen clean
 
 all: build
 
@@ -61,6 +61,15 @@ bench: build
 	$(GO) build -o $(BIN_DIR)/bench ./test/bench && \
 	$(BIN_DIR)/bench --tools-dir "$$tools_dir" --server-binary $(BIN_DIR)/tapp-apiserver --out $(OUTPUT_DIR)/bench \
 		--command "make bench$(if $(BENCH_FLAGS), BENCH_FLAGS='$(BENCH_FLAGS)')" $(BENCH_FLAGS)
+
+## chaos: the chaos suite on a local cluster (SIGKILLs of tapp-apiserver during rollouts and under write load,
+## kube-apiserver restarts); rewrites the Chaos section of docs/reliability.md; CHAOS_FLAGS=--quick for a short run
+CHAOS_FLAGS ?=
+chaos: build
+	tools_dir=$$(./hack/build-tools.sh | tail -n 1); \
+	$(GO) build -o $(BIN_DIR)/tapp-chaos ./cmd/tapp-chaos && \
+	$(BIN_DIR)/tapp-chaos --tools-dir "$$tools_dir" --server-binary $(BIN_DIR)/tapp-apiserver --out $(OUTPUT_DIR)/chaos \
+		--command "make chaos$(if $(CHAOS_FLAGS), CHAOS_FLAGS='$(CHAOS_FLAGS)')" $(CHAOS_FLAGS)
 
 ## fuzz: run every native fuzz target for FUZZ_TIME each (make test runs their seed corpora only)
 fuzz:

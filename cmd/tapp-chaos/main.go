@@ -1,0 +1,128 @@
+// Command tapp-chaos starts a local cluster (pkg/localcluster), runs the chaos scenarios of pkg/chaos on it
+// and writes the figures into the Chaos section of docs/reliability.md and into <out>/results.json. Run it
+// with `make chaos`; --quick runs the short variant.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/chaos"
+	"github.com/tapp-io/tapp-apiserver/pkg/localcluster"
+)
+
+func main() {
+	opts := chaos.DefaultOptions()
+	quick := flag.Bool("quick", false, "the short variant (the end-to-end suite's sizes)")
+	toolsDir := flag.String("tools-dir", "", "directory with etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok (hack/build-tools.sh)")
+	serverBinary := flag.String("server-binary", "bin/tapp-apiserver", "the tapp-apiserver binary")
+	outDir := flag.String("out", "_output/chaos", "where results.json and the cluster's files go")
+	doc := flag.String("doc", "docs/reliability.md", "the document whose Chaos section is rewritten (empty: none)")
+	command := flag.String("command", "", "the command to record (make chaos sets it)")
+	leaseDuration := flag.Duration("lease-duration", 5*time.Second, "tapp-apiserver --leader-elect-lease-duration (renew deadline and retry period follow at 4/5 and 1/5)")
+	timeout := flag.Duration("timeout", 30*time.Minute, "bound of the whole run")
+	scenarios := flag.String("scenarios", "controllers,server,kube-apiserver", "scenarios to run")
+	controllerKills := flag.Int("controller-kills", -1, "SIGKILLs of the leading tapp-apiserver (default 50, quick 3)")
+	replicas := flag.Int("replicas", -1, "TApp scale-up target of the controller scenario (default 200, quick 20)")
+	serverKills := flag.Int("server-kills", -1, "SIGKILLs of tapp-apiserver under write load (default 20, quick 3)")
+	restarts := flag.Int("kube-apiserver-restarts", -1, "kube-apiserver restarts during the rollout (default 2, quick 1)")
+	seed := flag.Int64("seed", 1, "seed of the random moments")
+	flag.Parse()
+	if *quick {
+		opts = chaos.QuickOptions()
+	}
+	for _, o := range []struct {
+		flag int
+		opt  *int
+	}{{*controllerKills, &opts.ControllerKills}, {*replicas, &opts.Replicas}, {*serverKills, &opts.ServerKills}, {*restarts, &opts.KubeAPIServerRestarts}} {
+		if o.flag >= 0 {
+			*o.opt = o.flag
+		}
+	}
+	opts.Seed = *seed
+	opts.Scenarios = strings.Split(*scenarios, ",")
+	opts.Log = logf
+	if *toolsDir == "" {
+		fmt.Fprintln(os.Stderr, "tapp-chaos: --tools-dir is required (the directory printed by hack/build-tools.sh); run `make chaos`")
+		os.Exit(2)
+	}
+	if *command == "" {
+		*command = strings.Join(os.Args, " ")
+	}
+	if err := run(opts, *toolsDir, *serverBinary, *outDir, *doc, *command, *leaseDuration, *timeout); err != nil {
+		fmt.Fprintf(os.Stderr, "tapp-chaos: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func logf(format string, args ...interface{}) {
+	fmt.Printf("[chaos %s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+func run(opts chaos.Options, toolsDir, serverBinary, outDir, doc, command string, lease, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	workDir := filepath.Join(outDir, "cluster")
+	if err := os.RemoveAll(workDir); err != nil {
+		return err
+	}
+	logf("starting the local cluster in %s", workDir)
+	cluster, err := localcluster.Start(ctx, localcluster.Config{
+		WorkDir:      workDir,
+		ToolsDir:     toolsDir,
+		ServerBinary: serverBinary,
+		// A shorter Lease than the default 15 s, so that a kill costs seconds, not a quarter of a minute.
+		ServerArgs: []string{
+			"--leader-elect-lease-duration=" + lease.String(),
+			"--leader-elect-renew-deadline=" + (lease * 4 / 5).String(),
+			"--leader-elect-retry-period=" + (lease / 5).String(),
+		},
+		Nodes: 3,
+		Log:   logf,
+	})
+	if err != nil {
+		return fmt.Errorf("starting the local cluster: %w (logs in %s)", err, filepath.Join(workDir, "logs"))
+	}
+	defer cluster.Stop()
+
+	res, runErr := chaos.Run(ctx, cluster, cluster.AdminConfig, opts)
+	if res == nil {
+		return runErr
+	}
+	if runErr != nil {
+		logf("stopped early: %v", runErr)
+	}
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(outDir, "results.json"), data, 0o644); err != nil {
+		return err
+	}
+	section := res.Markdown(command + fmt.Sprintf(" (controllers' Lease %s)", lease))
+	if runErr != nil {
+		section += fmt.Sprintf("\nThe run stopped early: %v\n", runErr)
+	}
+	fmt.Println(section)
+	if doc != "" {
+		if err := chaos.WriteSection(doc, section); err != nil {
+			return err
+		}
+		logf("wrote the Chaos section of %s", doc)
+	}
+	if misses := res.Targets(); len(misses) > 0 || runErr != nil {
+		return fmt.Errorf("targets missed: %d; %v", len(misses), runErr)
+	}
+	return nil
+}

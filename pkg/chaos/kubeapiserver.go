@@ -1,0 +1,169 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+)
+
+// KubeAPIServerRestartResult are the figures of the kube-apiserver scenario.
+type KubeAPIServerRestartResult struct {
+	Namespace string    `json:"namespace"`
+	Replicas  int       `json:"replicas"`
+	Restarts  int       `json:"restarts"`
+	Restart   Durations `json:"restart"`
+	// UpdatedAtRestart is how many instances had been updated when each restart began.
+	UpdatedAtRestart []int `json:"updatedAtRestart"`
+	// TAppAPIServerExits counts the times tapp-apiserver exited because its controllers could not renew
+	// their Lease while kube-apiserver was away (it then exits on purpose); the scenario starts it again, as
+	// the kubelet would.
+	TAppAPIServerExits int `json:"tappAPIServerExits"`
+	// Pods are the pod watch's counts; a duplicate create is a new UID for an instance (Recreations), a
+	// duplicate delete one of Deletions; UIDChanged compares every instance's pod before and after.
+	Pods       watchCounts   `json:"pods"`
+	UIDChanged []string      `json:"uidChanged,omitempty"`
+	Converged  bool          `json:"converged"`
+	Problem    string        `json:"problem,omitempty"`
+	Took       time.Duration `json:"took"`
+}
+
+func runKubeAPIServerRestarts(ctx context.Context, cluster Cluster, c *clients, opts Options, rng *rand.Rand) (*KubeAPIServerRestartResult, error) {
+	start := time.Now()
+	ns, err := newNamespace(ctx, c, "chaos-kube-apiserver")
+	if err != nil {
+		return nil, err
+	}
+	res := &KubeAPIServerRestartResult{Namespace: ns, Replicas: opts.RolloutReplicas}
+	opts.Log("kube-apiserver restarts in namespace %s: %d restarts during a rollout of %d instances", ns, opts.KubeAPIServerRestarts, opts.RolloutReplicas)
+	const name = "roll"
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	pods := newIdentityWatch(func(o metav1.Object) (string, bool) {
+		suffix, ok := strings.CutPrefix(o.GetName(), name+"-")
+		if !ok {
+			return "", false
+		}
+		id, err := strconv.Atoi(suffix)
+		return suffix, err == nil && strconv.Itoa(id) == suffix
+	})
+	spec := tappSpec{replicas: opts.RolloutReplicas, killed: map[int]bool{}, image: imageV1}
+	pods.setWanted(func(key string) bool { id, _ := strconv.Atoi(key); return spec.wants(id) })
+	if err := startPodWatch(watchCtx, c.kube, ns, pods); err != nil {
+		return nil, err
+	}
+	tapps := c.tapp.TKEStackAppsV1().TApps(ns)
+	maxUnavailable := intstr.FromString("25%")
+	if err := retry(ctx, opts.PhaseTimeout, func(ctx context.Context) error {
+		_, err := tapps.Create(ctx, &tkestackv1.TApp{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: tkestackv1.TAppSpec{
+				Replicas: int32(opts.RolloutReplicas),
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
+					Spec: corev1.PodSpec{
+						Containers:                    []corev1.Container{{Name: "app", Image: imageV1}},
+						TerminationGracePeriodSeconds: ptr.To[int64](0),
+					},
+				},
+				UpdateStrategy: tkestackv1.TAppUpdateStrategy{MaxUnavailable: &maxUnavailable},
+			},
+		}, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := retry(ctx, opts.PhaseTimeout, func(ctx context.Context) error { return checkInstances(ctx, c, ns, name, spec) }); err != nil {
+		return res, fmt.Errorf("the TApp did not come up before the rollout: %w", err)
+	}
+	before := pods.liveUIDs()
+
+	// supervise starts tapp-apiserver again if it has exited, as the kubelet would restart its container.
+	supervise := func(ctx context.Context) error {
+		if cluster.PID("tapp-apiserver") != 0 {
+			return nil
+		}
+		res.TAppAPIServerExits++
+		opts.Log("tapp-apiserver had exited; starting it again")
+		_, err := cluster.KillTAppAPIServer(ctx)
+		return err
+	}
+
+	spec.image = imageV2
+	patch := []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"` + imageV2 + `"}]}}}}`)
+	if err := retry(ctx, opts.PhaseTimeout, func(ctx context.Context) error {
+		_, err := tapps.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+		return err
+	}); err != nil {
+		return res, err
+	}
+	var restarts []time.Duration
+	for i := 0; i < opts.KubeAPIServerRestarts; i++ {
+		time.Sleep(randomBetween(rng, 300*time.Millisecond, 1500*time.Millisecond))
+		if list, err := c.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name}); err == nil {
+			updated := 0
+			for _, p := range list.Items {
+				if p.Spec.Containers[0].Image == imageV2 {
+					updated++
+				}
+			}
+			res.UpdatedAtRestart = append(res.UpdatedAtRestart, updated)
+		}
+		took, err := cluster.RestartKubeAPIServer(ctx)
+		if err != nil {
+			return res, err
+		}
+		restarts = append(restarts, took)
+		res.Restarts++
+		opts.Log("kube-apiserver restart %d took %s", res.Restarts, took.Round(time.Millisecond))
+		time.Sleep(2 * time.Second)
+		if err := supervise(ctx); err != nil {
+			return res, err
+		}
+	}
+	res.Restart = summarise(restarts)
+	err = retry(ctx, opts.PhaseTimeout, func(ctx context.Context) error {
+		if err := supervise(ctx); err != nil {
+			return err
+		}
+		return checkInstances(ctx, c, ns, name, spec)
+	})
+	res.Converged = err == nil
+	if err != nil {
+		res.Problem = err.Error()
+	}
+	after := pods.liveUIDs()
+	for id, uid := range before {
+		if after[id] != uid {
+			res.UIDChanged = append(res.UIDChanged, fmt.Sprintf("%s-%s: %s → %q", name, id, uid, after[id]))
+		}
+	}
+	sort.Strings(res.UIDChanged)
+	res.Pods = pods.counts()
+	_ = retry(ctx, time.Minute, func(ctx context.Context) error {
+		err := tapps.Delete(ctx, name, metav1.DeleteOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	})
+	_ = c.kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+	res.Took = time.Since(start)
+	return res, nil
+}
