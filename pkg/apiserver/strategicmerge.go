@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	sigsjson "sigs.k8s.io/json"
@@ -36,8 +35,8 @@ import (
 //     was computed from, and the front recomputes it when that write loses a race (409), at most
 //     maxPoolPatchAttempts times.
 //   - It answers 500 for patch documents the merge code refuses but does not classify (an unknown $patch
-//     directive, a $setElementOrder list that is not a list). The front tries the patch on the stored object
-//     first and answers 400 with the merge error instead.
+//     directive, a $setElementOrder list that is not a list) or panics on (a merge key whose value is an
+//     object). The front tries the patch on the stored object first and answers 400 with the merge error.
 //
 // Anything the front cannot judge (an unreadable body, a missing object, a wrong Content-Type) is forwarded
 // unchanged, so the upstream answer stands.
@@ -168,7 +167,7 @@ func (f *strategicMergeFront) tryPatch(current, patch map[string]any, gv schema.
 	if err != nil {
 		return nil
 	}
-	_, err = strategicpatch.StrategicMergeMapPatch(current, runtime.DeepCopyJSON(patch), versioned)
+	_, err = tapp.MergeWithStruct(current, runtime.DeepCopyJSON(patch), versioned)
 	return err
 }
 

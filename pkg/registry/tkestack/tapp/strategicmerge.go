@@ -34,8 +34,28 @@ const (
 
 // StrategicMerge applies a strategic merge patch to a TApp in its apps.tkestack.io/v1 JSON form. Both maps
 // are left untouched. The error is the patch's fault (a malformed directive, a wrong type).
-func StrategicMerge(original, patch map[string]any) (map[string]any, error) {
-	original, patch = runtime.DeepCopyJSON(original), runtime.DeepCopyJSON(patch)
+func StrategicMerge(original, patch map[string]any) (merged map[string]any, err error) {
+	defer recoverMergePanic(&err)
+	return strategicMerge(runtime.DeepCopyJSON(original), runtime.DeepCopyJSON(patch))
+}
+
+// MergeWithStruct is strategicpatch.StrategicMergeMapPatch for the type of dataStruct, with a panic of the
+// merge code (it panics on some malformed patches, e.g. a merge key whose value is an object) returned as
+// an error. original and patch are modified.
+func MergeWithStruct(original, patch map[string]any, dataStruct any) (merged map[string]any, err error) {
+	defer recoverMergePanic(&err)
+	out, err := strategicpatch.StrategicMergeMapPatch(original, patch, dataStruct)
+	return map[string]any(out), err
+}
+
+// recoverMergePanic turns a panic of the merge code into an error.
+func recoverMergePanic(err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("the patch cannot be merged: %v", r)
+	}
+}
+
+func strategicMerge(original, patch map[string]any) (map[string]any, error) {
 	poolPatch, poolBase, hasPool, err := takePoolPatch(original, patch)
 	if err != nil {
 		return nil, err
@@ -48,7 +68,7 @@ func StrategicMerge(original, patch map[string]any) (map[string]any, error) {
 	if !hasPool {
 		return merged, nil
 	}
-	pool, err := MergeTemplatePool(poolBase, poolPatch)
+	pool, err := mergeTemplatePool(poolBase, poolPatch)
 	if err != nil {
 		return nil, err
 	}
@@ -88,9 +108,9 @@ func takePoolPatch(original, patch map[string]any) (poolPatch, poolBase map[stri
 
 func directive(m map[string]any) any { return m[directiveMarker] }
 
-// MergeTemplatePool applies the templatePool part of a strategic merge patch to a pool (either may be nil),
+// mergeTemplatePool applies the templatePool part of a strategic merge patch to a pool (either may be nil),
 // each entry as a corev1.PodTemplateSpec. It returns the new pool, nil when it has no entries.
-func MergeTemplatePool(pool, patch map[string]any) (map[string]any, error) {
+func mergeTemplatePool(pool, patch map[string]any) (map[string]any, error) {
 	out := make(map[string]any, len(pool)+len(patch))
 	for name, entry := range pool {
 		out[name] = entry
