@@ -3,7 +3,6 @@ package nodepool
 import (
 	"context"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/controllertest"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/nodepool/policy"
 	yurtfake "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/fake"
 	"github.com/tapp-io/tapp-apiserver/pkg/generated/informers/externalversions"
@@ -46,8 +46,8 @@ func newHarness(t *testing.T, pools []*v1alpha1.NodePool, nodes []*corev1.Node) 
 		yurtObjs = append(yurtObjs, p)
 	}
 	h := &harness{t: t, kube: kubefake.NewClientset(kubeObjs...), yurt: newYurtClientset(yurtObjs...), recorder: record.NewFakeRecorder(100)}
-	bumpResourceVersions(&h.kube.Fake)
-	bumpResourceVersions(&h.yurt.Fake)
+	controllertest.StampWrites(&h.kube.Fake)
+	controllertest.StampWrites(&h.yurt.Fake)
 	h.kubeInf = informers.NewSharedInformerFactory(h.kube, 0)
 	h.yurtInf = externalversions.NewSharedInformerFactory(h.yurt, 0)
 	ctrl, err := NewController(h.kube, h.yurt, h.yurtInf.OpenYurtApps().V1alpha1().NodePools(), h.kubeInf.Core().V1().Nodes(), h.recorder)
@@ -63,27 +63,6 @@ func newHarness(t *testing.T, pools []*v1alpha1.NodePool, nodes []*corev1.Node) 
 // server-side-apply tracker has no schema for NodePools, and the controller never applies.
 func newYurtClientset(objs ...runtime.Object) *yurtfake.Clientset {
 	return yurtfake.NewSimpleClientset(objs...) //nolint:staticcheck // see above
-}
-
-// bumpResourceVersions makes the fake API give every written object a new resourceVersion, as a real one does.
-func bumpResourceVersions(f *clienttesting.Fake) {
-	rv := 100
-	stamp := func(action clienttesting.Action) (bool, runtime.Object, error) {
-		var obj runtime.Object
-		switch a := action.(type) {
-		case clienttesting.CreateAction:
-			obj = a.GetObject()
-		case clienttesting.UpdateAction:
-			obj = a.GetObject()
-		}
-		if m, ok := obj.(metav1.Object); ok {
-			rv++
-			m.SetResourceVersion(strconv.Itoa(rv))
-		}
-		return false, nil, nil
-	}
-	f.PrependReactor("create", "*", stamp)
-	f.PrependReactor("update", "*", stamp)
 }
 
 // show replaces the informer caches with what the fake APIs hold (the caches catching up).
@@ -478,27 +457,7 @@ func TestRunStopsWithContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	h.kubeInf.Start(ctx.Done())
-	h.yurtInf.Start(ctx.Done())
-	stopped := make(chan struct{})
-	go func() {
-		ctrl.Run(ctx, 2)
-		close(stopped)
-	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for h.node("n1").Labels[policy.PoolLabel] != "a" {
-		if time.Now().After(deadline) {
-			t.Fatal("the running controller did not put n1 into pool a")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	cancel()
-	select {
-	case <-stopped:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not return after the context ended")
-	}
-	h.kubeInf.Shutdown()
-	h.yurtInf.Shutdown()
+	controllertest.RunUntil(t, func(ctx context.Context) { ctrl.Run(ctx, 2) }, func() (bool, string) {
+		return h.node("n1").Labels[policy.PoolLabel] == "a", "n1 is not in pool a"
+	}, h.kubeInf, h.yurtInf)
 }

@@ -3,6 +3,7 @@ package yurtappdaemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/controllertest"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/yurtappdaemon/policy"
 )
 
@@ -741,33 +743,9 @@ func TestChildEventsMapToOwner(t *testing.T) {
 func TestRunStopsWithContext(t *testing.T) {
 	yad := testYAD()
 	h := newHarness(t, objs(yad, testPool("a", "edge")))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	h.kubeInf.Start(ctx.Done())
-	h.yurtInf.Start(ctx.Done())
-	stopped := make(chan struct{})
-	go func() {
-		h.ctrl.Run(ctx, 2)
-		close(stopped)
-	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, ok := h.deployments()["web-a"]; ok {
-			if c := condition(h.yad(), policy.ConditionProvisioned); c != nil && c.Status == corev1.ConditionTrue {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the running controller did not provision web-a; status %+v", h.yad().Status)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	cancel()
-	select {
-	case <-stopped:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not return after the context ended")
-	}
-	h.kubeInf.Shutdown()
-	h.yurtInf.Shutdown()
+	controllertest.RunUntil(t, func(ctx context.Context) { h.ctrl.Run(ctx, 2) }, func() (bool, string) {
+		_, created := h.deployments()["web-a"]
+		c := condition(h.yad(), policy.ConditionProvisioned)
+		return created && c != nil && c.Status == corev1.ConditionTrue, fmt.Sprintf("web-a not provisioned; status %+v", h.yad().Status)
+	}, h.kubeInf, h.yurtInf)
 }

@@ -2,18 +2,15 @@ package yurtappdaemon
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -21,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/controllertest"
 	yurtfake "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/fake"
 	"github.com/tapp-io/tapp-apiserver/pkg/generated/informers/externalversions"
 )
@@ -47,8 +45,8 @@ func newHarness(t *testing.T, yurtObjs []runtime.Object, kubeObjs ...runtime.Obj
 		yurt:     yurtfake.NewSimpleClientset(yurtObjs...), //nolint:staticcheck
 		recorder: record.NewFakeRecorder(1000),
 	}
-	stampWrites(&h.kube.Fake)
-	stampWrites(&h.yurt.Fake)
+	controllertest.StampWrites(&h.kube.Fake)
+	controllertest.StampWrites(&h.yurt.Fake)
 	h.kubeInf = informers.NewSharedInformerFactory(h.kube, 0)
 	h.yurtInf = externalversions.NewSharedInformerFactory(h.yurt, 0)
 	ctrl, err := NewController(h.kube, h.yurt,
@@ -61,40 +59,6 @@ func newHarness(t *testing.T, yurtObjs []runtime.Object, kubeObjs ...runtime.Obj
 	h.ctrl = ctrl
 	h.show()
 	return h
-}
-
-// stampWrites makes the fake API behave like a real one on writes: a new resourceVersion on every create
-// and update, and a UID and creation time on create.
-func stampWrites(f *clienttesting.Fake) {
-	rv := 100
-	created := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	f.PrependReactor("*", "*", func(action clienttesting.Action) (bool, runtime.Object, error) {
-		var obj runtime.Object
-		switch a := action.(type) {
-		case clienttesting.CreateAction:
-			obj = a.GetObject()
-		case clienttesting.UpdateAction:
-			obj = a.GetObject()
-		default:
-			return false, nil, nil
-		}
-		m, ok := obj.(metav1.Object)
-		if !ok {
-			return false, nil, nil
-		}
-		rv++
-		m.SetResourceVersion(fmt.Sprint(rv))
-		if action.GetVerb() == "create" {
-			if m.GetUID() == "" {
-				m.SetUID(types.UID(fmt.Sprintf("uid-%s-%d", m.GetName(), rv)))
-			}
-			if ts := m.GetCreationTimestamp(); ts.IsZero() {
-				created = created.Add(time.Minute)
-				m.SetCreationTimestamp(metav1.NewTime(created))
-			}
-		}
-		return false, nil, nil
-	})
 }
 
 // show replaces every informer cache with what the fake APIs hold (the caches catching up).
