@@ -75,7 +75,7 @@ func Start(opts Options) (*Etcd, error) {
 	if clientURL.Scheme != "https" {
 		return nil, fmt.Errorf("embedded etcd serves https only, not %s", clientURL)
 	}
-	bundle, err := etcdpki.Issue("tapp-apiserver-embedded-etcd", []string{"127.0.0.1", "localhost"}, etcdpki.DefaultValidity)
+	bundle, err := etcdpki.Issue("embedded-etcd", []string{"127.0.0.1", "localhost"}, etcdpki.DefaultValidity)
 	if err != nil {
 		return nil, err
 	}

@@ -44,6 +44,9 @@ const DefaultValidity = 5 * 365 * 24 * time.Hour
 // ClientCommonName is the subject of the client certificate.
 const ClientCommonName = "tapp-apiserver"
 
+// PeerCommonName is the common name of the peer certificate Issue(name, ...) signs.
+func PeerCommonName(name string) string { return name + "-peer" }
+
 // Bundle is an issued set of certificates and keys, in PEM. The CA's key is not kept: nothing signs with it
 // after Issue, so no certificate can be added without issuing a new bundle.
 type Bundle struct {
@@ -53,12 +56,14 @@ type Bundle struct {
 	ClientCert, ClientKey []byte
 }
 
-// Issue creates a CA named caName and signs with it: a serving certificate and a peer certificate for hosts
-// (DNS names, wildcards such as *.etcd.ns.svc, or IP addresses), and a client certificate with the common
-// name ClientCommonName. The serving certificate may also authenticate as a client (etcd's gRPC gateway
-// connects to its own client port with it); the peer certificate is both a server and a client certificate,
-// as members dial each other.
-func Issue(caName string, hosts []string, validity time.Duration) (*Bundle, error) {
+// Issue creates a CA with the common name <name>-ca and signs with it: a serving certificate (<name>-server)
+// and a peer certificate (PeerCommonName(name)) for hosts (DNS names, wildcards such as *.etcd.ns.svc, or IP
+// addresses), and a client certificate with the common name ClientCommonName. The serving certificate may
+// also authenticate as a client (etcd's gRPC gateway connects to its own client port with it); the peer
+// certificate is both a server and a client certificate, as members dial each other. Members given
+// --peer-cert-allowed-cn=PeerCommonName(name) take no other certificate of the CA on their peer port.
+func Issue(name string, hosts []string, validity time.Duration) (*Bundle, error) {
+	caName := name + "-ca"
 	if len(hosts) == 0 {
 		return nil, fmt.Errorf("the etcd certificates need at least one host")
 	}
@@ -72,10 +77,10 @@ func Issue(caName string, hosts []string, validity time.Duration) (*Bundle, erro
 	}
 	b := &Bundle{CA: pem.EncodeToMemory(&pem.Block{Type: certutil.CertificateBlockType, Bytes: ca.Raw})}
 	both := []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
-	if b.ServerCert, b.ServerKey, err = sign(ca, caKey, caName+"-server", hosts, both, validity); err != nil {
+	if b.ServerCert, b.ServerKey, err = sign(ca, caKey, name+"-server", hosts, both, validity); err != nil {
 		return nil, err
 	}
-	if b.PeerCert, b.PeerKey, err = sign(ca, caKey, caName+"-peer", hosts, both, validity); err != nil {
+	if b.PeerCert, b.PeerKey, err = sign(ca, caKey, PeerCommonName(name), hosts, both, validity); err != nil {
 		return nil, err
 	}
 	if b.ClientCert, b.ClientKey, err = sign(ca, caKey, ClientCommonName, nil,

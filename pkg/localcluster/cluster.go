@@ -69,8 +69,9 @@ type Cluster struct {
 	ServerURL string
 	// ServerCAFile is the CA bundle of tapp-apiserver's serving certificate.
 	ServerCAFile string
-	// EtcdURL is the client URL of kube-apiserver's etcd (mutual TLS, certificates in EtcdCertDir).
-	EtcdURL string
+	// EtcdURL and EtcdPeerURL are the client and peer URLs of kube-apiserver's etcd (mutual TLS,
+	// certificates in EtcdCertDir).
+	EtcdURL, EtcdPeerURL string
 	// ServerEtcdCertDir holds the certificates of tapp-apiserver's embedded etcd, which issues them at every
 	// start (pkg/embeddedetcd); its URL is in tapp-apiserver's log.
 	ServerEtcdCertDir string
@@ -504,11 +505,12 @@ func (c *Cluster) startEtcd(ctx context.Context) (string, error) {
 		"--cert-file="+pki(etcdpki.ServerCertFile), "--key-file="+pki(etcdpki.ServerKeyFile),
 		"--peer-client-cert-auth", "--peer-trusted-ca-file="+pki(etcdpki.CAFile),
 		"--peer-cert-file="+pki(etcdpki.PeerCertFile), "--peer-key-file="+pki(etcdpki.PeerKeyFile),
+		"--peer-cert-allowed-cn="+etcdpki.PeerCommonName("local-etcd"),
 		"--unsafe-no-fsync", "--log-level=warn")
 	if err != nil {
 		return "", err
 	}
-	c.EtcdURL = clientURL
+	c.EtcdURL, c.EtcdPeerURL = clientURL, peerURL
 	return clientURL, c.waitEtcd(ctx, clientURL, pki(etcdpki.CAFile), pki(etcdpki.ClientCertFile), pki(etcdpki.ClientKeyFile))
 }
 

@@ -5,6 +5,7 @@ package e2e
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -32,6 +33,13 @@ func TestEtcdRefusesClientsWithoutCertificate(t *testing.T) {
 			checkEtcdRefusesStrangers(t, e.url, e.certDir)
 		})
 	}
+	// kube-apiserver's etcd has a peer port; the embedded etcd has none (pkg/embeddedetcd tests that).
+	t.Run("kube-apiserver's etcd peer port", func(t *testing.T) {
+		dir := cluster.EtcdCertDir()
+		checkPeerRefusesStrangers(t, cluster.EtcdPeerURL, filepath.Join(dir, etcdpki.CAFile),
+			filepath.Join(dir, etcdpki.PeerCertFile), filepath.Join(dir, etcdpki.PeerKeyFile),
+			loadCert(t, filepath.Join(dir, etcdpki.ClientCertFile), filepath.Join(dir, etcdpki.ClientKeyFile)))
+	})
 }
 
 // checkEtcdRefusesStrangers checks that the etcd at url, whose certificates (pkg/etcdpki names) are in
@@ -82,11 +90,15 @@ func checkEtcdRefusesStrangers(t *testing.T, url, certDir string) {
 		return resp.StatusCode, nil
 	}
 
-	// The client certificate works: the refusals below are about the certificate, not the address.
+	// The client certificate works (once etcd has a leader): the refusals below are about the certificate,
+	// not the address.
 	for _, r := range requests {
-		if code, err := post("https", &clientCert, r.path, r.body); err != nil || code != http.StatusOK {
-			t.Fatalf("POST %s with the client certificate: %d, %v; want 200", r.path, code, err)
-		}
+		eventually(t, 60*time.Second, "POST "+r.path+" with the client certificate", func() error {
+			if code, err := post("https", &clientCert, r.path, r.body); err != nil || code != http.StatusOK {
+				return fmt.Errorf("%d, %v; want 200", code, err)
+			}
+			return nil
+		})
 	}
 	for _, c := range []struct {
 		name   string
@@ -109,5 +121,56 @@ func checkEtcdRefusesStrangers(t *testing.T, url, certDir string) {
 	// The write above with the right certificate must be the only one: remove it again.
 	if code, err := post("https", &clientCert, "/v3/kv/deleterange", `{"key":"L3JlZ2lzdHJ5L2UyZS1mb3JnZWQ="}`); err != nil || code != http.StatusOK {
 		t.Errorf("deleting the test key: %d, %v", code, err)
+	}
+}
+
+// checkPeerRefusesStrangers checks that the peer port at url answers the members' peer certificate
+// (peerCertFile, peerKeyFile, of the CA in caFile) and refuses everyone else: no certificate, another CA's,
+// the server's client certificate (clientCert: the right CA, but not a member), and plain HTTP.
+func checkPeerRefusesStrangers(t *testing.T, url, caFile, peerCertFile, peerKeyFile string, clientCert tls.Certificate) {
+	t.Helper()
+	roots := caPool(t, caFile)
+	peerCert := loadCert(t, peerCertFile, peerKeyFile)
+	other, err := etcdpki.Issue("e2e-stranger", []string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strangerPeer, err := tls.X509KeyPair(other.PeerCert, other.PeerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(scheme string, cert *tls.Certificate) (int, error) {
+		config := &tls.Config{RootCAs: roots}
+		if cert != nil {
+			config.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return cert, nil }
+		}
+		client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: config}}
+		defer client.CloseIdleConnections()
+		resp, err := client.Get(scheme + "://" + strings.TrimPrefix(url, "https://") + "/members")
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	if code, err := get("https", &peerCert); err != nil || code != http.StatusOK {
+		t.Fatalf("GET /members on the peer port with the peer certificate: %d, %v; want 200", code, err)
+	}
+	for _, c := range []struct {
+		name   string
+		scheme string
+		cert   *tls.Certificate
+	}{
+		{"no certificate", "https", nil},
+		{"a peer certificate of another CA", "https", &strangerPeer},
+		{"the server's client certificate", "https", &clientCert},
+		{"plain http", "http", nil},
+	} {
+		code, err := get(c.scheme, c.cert)
+		if err == nil {
+			t.Errorf("GET /members on the peer port with %s was answered %d, want the connection refused", c.name, code)
+			continue
+		}
+		t.Logf("GET /members on the peer port with %s: refused: %v", c.name, err)
 	}
 }

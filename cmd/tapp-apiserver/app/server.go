@@ -45,6 +45,7 @@ func NewCommand(ctx context.Context, o *Options) *cobra.Command {
 	utilfeature.DefaultMutableFeatureGate.AddFlag(cmd.Flags())
 	cmd.AddCommand(NewMigrateCommand(ctx))
 	cmd.AddCommand(NewStorageCommand(ctx))
+	cmd.AddCommand(NewEtcdCertsCommand(ctx))
 	return cmd
 }
 
