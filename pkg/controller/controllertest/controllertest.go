@@ -1,11 +1,12 @@
 // Package controllertest holds what the embedded controllers' unit tests share around fake clientsets:
-// fake APIs that stamp writes as a real API server does (StampWrites), and running a controller until it
-// has done something (RunUntil). It is imported by tests only.
+// fake APIs that stamp writes as a real API server does (StampWrites), the keys a controller's handlers
+// queued (Drain), and running a controller until it has done something (RunUntil). It is imported by tests only.
 package controllertest
 
 import (
 	"context"
 	"fmt"
+	"sort"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/util/workqueue"
 )
 
 // StampWrites makes the fake API behave like a real one on writes: a new resourceVersion on every create
@@ -48,6 +50,19 @@ func StampWrites(f *clienttesting.Fake) {
 		}
 		return false, nil, nil
 	})
+}
+
+// Drain empties a controller's queue and returns its keys, sorted.
+func Drain(queue workqueue.TypedRateLimitingInterface[string]) []string {
+	var keys []string
+	for queue.Len() > 0 {
+		key, _ := queue.Get()
+		queue.Done(key)
+		queue.Forget(key)
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // Factory is an informer factory of a controller under test.

@@ -378,16 +378,7 @@ func TestSyncFailedNodeUpdateIsReported(t *testing.T) {
 
 func TestHandlersEnqueueOnlyAffectedPools(t *testing.T) {
 	h := newHarness(t, nil, nil)
-	drain := func() []string {
-		var keys []string
-		for h.ctrl.queue.Len() > 0 {
-			k, _ := h.ctrl.queue.Get()
-			keys = append(keys, k)
-			h.ctrl.queue.Done(k)
-			h.ctrl.queue.Forget(k)
-		}
-		return keys
-	}
+	drain := func() []string { return controllertest.Drain(h.ctrl.queue) }
 	sameSet := func(got []string, want ...string) bool {
 		g := map[string]bool{}
 		for _, k := range got {

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/controllertest"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 	"github.com/tapp-io/tapp-apiserver/pkg/inplace"
 )
@@ -698,14 +699,4 @@ func tappOwner(name string, uid types.UID) metav1.OwnerReference {
 }
 
 // queued empties the controller's queue and returns its keys, sorted.
-func queued(c *Controller) []string {
-	var keys []string
-	for c.queue.Len() > 0 {
-		key, _ := c.queue.Get()
-		c.queue.Done(key)
-		c.queue.Forget(key)
-		keys = append(keys, key)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func queued(c *Controller) []string { return controllertest.Drain(c.queue) }

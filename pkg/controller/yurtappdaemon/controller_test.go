@@ -651,16 +651,7 @@ func TestPoolEventsEnqueueMatchingYurtAppDaemons(t *testing.T) {
 	none.Name, none.UID = "none", "u3"
 	none.Spec.NodePoolSelector = nil
 	h := newHarness(t, objs(edge, cloud, none))
-	drain := func() []string {
-		var out []string
-		for h.ctrl.queue.Len() > 0 {
-			k, _ := h.ctrl.queue.Get()
-			out = append(out, k)
-			h.ctrl.queue.Done(k)
-			h.ctrl.queue.Forget(k)
-		}
-		return out
-	}
+	drain := func() []string { return controllertest.Drain(h.ctrl.queue) }
 
 	p := testPool("a", "edge")
 	h.ctrl.enqueueForPool(p.Labels)
