@@ -132,7 +132,7 @@ func Decide(cluster ClusterRecord, store StoreRecord) Verdict {
 		return Verdict{Action: Refuse, Reason: ReasonEmptyStore, Message: fmt.Sprintf(
 			"the store is empty, but the cluster's record says this server's objects are in store %s: it was lost, "+
 				"or --etcd-servers/--etcd-prefix point to another etcd. Serving it would make the garbage collector "+
-				"delete every pod, claim and Deployment the missing TApps and YurtAppDaemons own. Point the server "+
+				"delete every pod, Deployment and StatefulSet the missing TApps and YurtAppDaemons own. Point the server "+
 				"at the right store or restore it. %s", cluster.Identity, acceptHint)}
 	case StoreUnidentified:
 		return Verdict{Action: Refuse, Reason: ReasonUnidentifiedStore, Message: fmt.Sprintf(

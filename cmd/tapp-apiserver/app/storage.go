@@ -122,6 +122,8 @@ func withStorage(ctx context.Context, o *Options, f func(context.Context, *stora
 		return err
 	}
 	if o.EmbeddedEtcd.ClientURL != "" {
+		// Only failures matter here, and Start returns them; etcd's own errors on closing are noise.
+		o.EmbeddedEtcd.LogLevel = "panic"
 		etcd, err := embeddedetcd.Start(o.EmbeddedEtcd)
 		if err != nil {
 			return fmt.Errorf("opening the embedded etcd of %s (stop the server first): %w", o.EmbeddedEtcd.DataDir, err)

@@ -1,0 +1,129 @@
+package storagefence
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func newTestFence() *Fence {
+	return New(&Store{Where: "etcd test"}, &Cluster{Name: types.NamespacedName{Namespace: "ns", Name: "record"}}, nil, time.Minute)
+}
+
+var refused = Verdict{Action: Refuse, Reason: ReasonEmptyStore, Message: "the store is empty"}
+
+func TestWithFence(t *testing.T) {
+	scheme := runtime.NewScheme()
+	metav1.AddToGroupVersion(scheme, metav1.SchemeGroupVersion)
+	codecs := serializer.NewCodecFactory(scheme)
+	f := newTestFence()
+	handler := f.WithFence(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }),
+		[]string{"apps.tkestack.io"}, codecs)
+	get := func(path string) (int, string) {
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		return rec.Code, rec.Body.String()
+	}
+	fencedPaths := []string{"/apis/apps.tkestack.io/v1", "/apis/apps.tkestack.io/v1/", "/apis/apps.tkestack.io/v1/namespaces/a/tapps/b"}
+	openPaths := []string{"/apis", "/apis/apps.tkestack.io", "/apis/apps.tkestack.io/", "/apis/apps/v1/deployments", "/readyz", "/openapi/v2"}
+
+	check := func(state string, wantFenced int) {
+		t.Helper()
+		for _, p := range fencedPaths {
+			if code, body := get(p); code != wantFenced {
+				t.Errorf("%s: GET %s = %d %s, want %d", state, p, code, body, wantFenced)
+			}
+		}
+		for _, p := range openPaths {
+			if code, _ := get(p); code != http.StatusOK {
+				t.Errorf("%s: GET %s = %d, want 200", state, p, code)
+			}
+		}
+	}
+	check("before the first check", http.StatusServiceUnavailable)
+	if err := f.HealthChecker().Check(nil); err == nil || !strings.Contains(err.Error(), ReasonNotChecked) {
+		t.Errorf("readiness before the first check: %v", err)
+	}
+
+	f.set(refused)
+	check("refused", http.StatusServiceUnavailable)
+	if _, body := get(fencedPaths[2]); !strings.Contains(body, ReasonEmptyStore) || !strings.Contains(body, `"code":503`) {
+		t.Errorf("the 503 does not say why: %s", body)
+	}
+	if err := f.HealthChecker().Check(nil); err == nil || !strings.Contains(err.Error(), ReasonEmptyStore) {
+		t.Errorf("readiness while refused: %v", err)
+	}
+
+	f.set(Verdict{Action: Serve})
+	check("serving", http.StatusOK)
+	if err := f.HealthChecker().Check(nil); err != nil {
+		t.Errorf("readiness while serving: %v", err)
+	}
+
+	// Waiting decides nothing: a serving server keeps serving, a refusing one keeps refusing.
+	f.set(Verdict{Action: Wait, Reason: ReasonClusterUnreadable, Message: "unreachable"})
+	check("serving, then waiting", http.StatusOK)
+	f.set(refused)
+	f.set(Verdict{Action: Wait, Reason: ReasonClusterUnreadable, Message: "unreachable"})
+	check("refused, then waiting", http.StatusServiceUnavailable)
+	if err := f.HealthChecker().Check(nil); err == nil || !strings.Contains(err.Error(), ReasonEmptyStore) {
+		t.Errorf("readiness while refused and waiting: %v", err)
+	}
+}
+
+func TestRunWhileServing(t *testing.T) {
+	f := newTestFence()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := make(chan struct{}, 10)
+	stopped := make(chan struct{}, 10)
+	done := make(chan error, 1)
+	go func() {
+		done <- f.RunWhileServing(ctx, func(ctx context.Context) error {
+			started <- struct{}{}
+			<-ctx.Done()
+			stopped <- struct{}{}
+			return nil
+		})
+	}()
+	expect := func(ch chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("not %s", what)
+		}
+	}
+	expectNot := func(ch chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+			t.Fatalf("%s", what)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	expectNot(started, "started before the store was checked")
+	f.set(refused)
+	expectNot(started, "started while refused")
+	f.set(Verdict{Action: Serve})
+	expect(started, "started once serving")
+	f.set(refused)
+	expect(stopped, "stopped once refused")
+	expectNot(started, "started again while refused")
+	f.set(Verdict{Action: Serve})
+	expect(started, "started again once serving")
+	cancel()
+	expect(stopped, "stopped with its context")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
