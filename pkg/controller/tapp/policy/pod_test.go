@@ -3,8 +3,10 @@ package policy
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -209,5 +211,36 @@ func TestParseID(t *testing.T) {
 		if _, ok := ParseID(id); ok != want {
 			t.Errorf("ParseID(%q) ok = %v, want %v", id, ok, want)
 		}
+	}
+}
+
+// TestPlanNewPod: the pods of a plan's Creates, built from the templates the plan hashed, are those NewPod
+// builds, for instances of the default template and of a pool template; a missing template is an error, as
+// is a plan ComputePlan did not compute.
+func TestPlanNewPod(t *testing.T) {
+	tapp := newTApp(3)
+	pool := *tapp.Spec.Template.DeepCopy()
+	pool.Spec.Containers[0].Image = "pool:1"
+	tapp.Spec.TemplatePool = map[string]corev1.PodTemplateSpec{"pool": pool}
+	tapp.Spec.Templates = map[string]string{"1": "pool", "2": "missing"}
+	plan := ComputePlan(tapp, nil, nil, time.Now())
+	for _, id := range []string{"0", "1"} {
+		got, err := plan.NewPod(id)
+		if err != nil {
+			t.Fatalf("instance %s: %v", id, err)
+		}
+		want, err := NewPod(tapp, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !equality.Semantic.DeepEqual(got, want) {
+			t.Errorf("instance %s: Plan.NewPod = %+v, want NewPod's %+v", id, got, want)
+		}
+	}
+	if _, err := plan.NewPod("2"); err == nil {
+		t.Error("Plan.NewPod of an instance whose template is missing: no error")
+	}
+	if _, err := (&Plan{}).NewPod("0"); err == nil {
+		t.Error("Plan.NewPod of a plan ComputePlan did not compute: no error")
 	}
 }
