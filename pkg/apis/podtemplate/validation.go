@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 
 	corev1 "k8s.io/api/core/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 )
 
 // SupportedProtocols are the container port protocols a template may use. An empty protocol is accepted
@@ -29,8 +31,9 @@ var SupportedRestartPolicies = []string{
 // templates that a volumeMount may refer to in addition to the pod's own volumes.
 //
 // The checks are those a controller needs to create pods that the core API accepts in the common cases:
-// valid metadata, at least one container, unique DNS-1123 container names, images, ports, restart policy,
-// requests within limits, unique volumes and resolvable volume mounts. Errors carry paths below fldPath.
+// valid metadata, at least one container, unique DNS-1123 container names, images (set, without
+// whitespace), ports, restart policy, requests within limits, a grace period that is not negative, unique
+// volumes that name a source, and resolvable volume mounts. Errors carry paths below fldPath.
 func ValidatePodTemplateSpec(template *corev1.PodTemplateSpec, claimNames sets.Set[string], fldPath *field.Path) field.ErrorList {
 	if template == nil {
 		return field.ErrorList{field.Required(fldPath, "a pod template is required")}
@@ -76,17 +79,28 @@ func validatePodSpec(spec *corev1.PodSpec, claimNames sets.Set[string], fldPath 
 	}
 
 	allErrs = append(allErrs, validateRestartPolicy(spec.RestartPolicy, fldPath.Child("restartPolicy"))...)
+	// The core API turns a negative grace period of a pod into 1 and accepts it in a workload's template:
+	// refused here, as kube-apiserver refuses it in a pod's delete options.
+	if spec.TerminationGracePeriodSeconds != nil {
+		allErrs = append(allErrs, apimachineryvalidation.ValidateNonnegativeField(*spec.TerminationGracePeriodSeconds,
+			fldPath.Child("terminationGracePeriodSeconds"))...)
+	}
 	if spec.Resources != nil {
 		allErrs = append(allErrs, validateResources(spec.Resources, fldPath.Child("resources"))...)
 	}
 	return allErrs
 }
 
-// validateVolumes checks that volume names are unique DNS-1123 labels and returns the valid names.
+// validateVolumes checks that volume names are unique DNS-1123 labels and that every volume names a source,
+// and returns the valid names. (The core API would make a volume without a source an emptyDir; a stored
+// template says which volume its pods get.)
 func validateVolumes(volumes []corev1.Volume, fldPath *field.Path) (sets.Set[string], field.ErrorList) {
 	var allErrs field.ErrorList
 	names := sets.New[string]()
 	for i, volume := range volumes {
+		if ptr.AllPtrFieldsNil(&volume.VolumeSource) {
+			allErrs = append(allErrs, field.Required(fldPath.Index(i), "must specify a volume type"))
+		}
 		namePath := fldPath.Index(i).Child("name")
 		errs := validateDNSLabelName(volume.Name, namePath)
 		if len(errs) == 0 && names.Has(volume.Name) {
@@ -110,6 +124,10 @@ func validateContainers(containers []corev1.Container, containerNames, portNames
 		allErrs = append(allErrs, validateContainerName(container.Name, containerNames, idxPath.Child("name"))...)
 		if strings.TrimSpace(container.Image) == "" {
 			allErrs = append(allErrs, field.Required(idxPath.Child("image"), "a container image is required"))
+		} else if strings.ContainsFunc(container.Image, unicode.IsSpace) {
+			// No image reference has whitespace; the core API checks only a pod's leading and trailing
+			// whitespace and none in a workload's template, and the kubelet cannot pull it.
+			allErrs = append(allErrs, field.Invalid(idxPath.Child("image"), container.Image, "must not contain whitespace"))
 		}
 		allErrs = append(allErrs, validatePorts(container.Ports, portNames, idxPath.Child("ports"))...)
 		allErrs = append(allErrs, validateResources(&container.Resources, idxPath.Child("resources"))...)

@@ -11,7 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 )
+
+// emptyDir is a volume source for volumes whose source does not matter.
+var emptyDir = corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
 
 // wantErr is one expected error: its type, its full path and, if set, a substring of its detail.
 type wantErr struct {
@@ -215,14 +219,14 @@ func TestValidatePodTemplateSpec(t *testing.T) {
 		{
 			name: "volume name not a DNS label",
 			mutate: func(p *corev1.PodTemplateSpec) {
-				p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "Bad.Name"})
+				p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "Bad.Name", VolumeSource: emptyDir})
 			},
 			want: []wantErr{{field.ErrorTypeInvalid, "tpl.spec.volumes[1].name", ""}},
 		},
 		{
 			name: "duplicate volume",
 			mutate: func(p *corev1.PodTemplateSpec) {
-				p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "config"})
+				p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "config", VolumeSource: emptyDir})
 			},
 			want: []wantErr{{field.ErrorTypeDuplicate, "tpl.spec.volumes[1].name", ""}},
 		},
@@ -240,6 +244,32 @@ func TestValidatePodTemplateSpec(t *testing.T) {
 			name:   "empty mountPath",
 			mutate: func(p *corev1.PodTemplateSpec) { p.Spec.Containers[0].VolumeMounts[1].MountPath = "" },
 			want:   []wantErr{{field.ErrorTypeRequired, c0 + ".volumeMounts[1].mountPath", ""}},
+		},
+		{
+			name:   "image with spaces",
+			mutate: func(p *corev1.PodTemplateSpec) { p.Spec.Containers[0].Image = "nginx with spaces" },
+			want:   []wantErr{{field.ErrorTypeInvalid, c0 + ".image", "must not contain whitespace"}},
+		},
+		{
+			name:   "image with a trailing newline",
+			mutate: func(p *corev1.PodTemplateSpec) { p.Spec.InitContainers[0].Image = "busybox\n" },
+			want:   []wantErr{{field.ErrorTypeInvalid, "tpl.spec.initContainers[0].image", "must not contain whitespace"}},
+		},
+		{
+			name: "volume without a source",
+			mutate: func(p *corev1.PodTemplateSpec) {
+				p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "scratch"})
+			},
+			want: []wantErr{{field.ErrorTypeRequired, "tpl.spec.volumes[1]", "must specify a volume type"}},
+		},
+		{
+			name:   "negative terminationGracePeriodSeconds",
+			mutate: func(p *corev1.PodTemplateSpec) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](-5) },
+			want:   []wantErr{{field.ErrorTypeInvalid, "tpl.spec.terminationGracePeriodSeconds", "greater than or equal to 0"}},
+		},
+		{
+			name:   "zero terminationGracePeriodSeconds",
+			mutate: func(p *corev1.PodTemplateSpec) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0) },
 		},
 		{
 			name: "ephemeral containers",
