@@ -132,10 +132,14 @@ func sign(ca *x509.Certificate, caKey crypto.Signer, commonName string, hosts []
 	return pem.EncodeToMemory(&pem.Block{Type: certutil.CertificateBlockType, Bytes: der}), keyPEM, nil
 }
 
-// Write writes the bundle into dir (created 0700 if missing) under the names CAFile, ServerCertFile and the
-// others; keys are written 0600, certificates 0644.
+// Write writes the bundle into dir (0700, created if missing) under the names CAFile, ServerCertFile and the
+// others, replacing what is there; keys are written 0600, certificates 0644.
 func (b *Bundle) Write(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	// An existing directory or file keeps its mode through MkdirAll and WriteFile.
+	if err := os.Chmod(dir, 0o700); err != nil {
 		return err
 	}
 	for name, data := range map[string][]byte{CAFile: b.CA, ServerCertFile: b.ServerCert, PeerCertFile: b.PeerCert, ClientCertFile: b.ClientCert} {
@@ -144,7 +148,12 @@ func (b *Bundle) Write(dir string) error {
 		}
 	}
 	for name, data := range map[string][]byte{ServerKeyFile: b.ServerKey, PeerKeyFile: b.PeerKey, ClientKeyFile: b.ClientKey} {
-		if err := keyutil.WriteKey(filepath.Join(dir, name), data); err != nil {
+		// Removed first, so that no key is ever written into a file others can read.
+		path := filepath.Join(dir, name)
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		if err := keyutil.WriteKey(path, data); err != nil {
 			return err
 		}
 	}

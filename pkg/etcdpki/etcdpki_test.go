@@ -91,6 +91,13 @@ func TestWriteKeepsKeysPrivate(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "etcd")
+	// A directory and a key left readable by others, e.g. from an earlier start, are made private.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ClientKeyFile), []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := b.Write(dir); err != nil {
 		t.Fatal(err)
 	}
