@@ -33,9 +33,6 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	case err != nil:
 		return err
 	}
-	logger := klog.FromContext(ctx).WithValues("nodepool", name)
-	ctx = klog.NewContext(ctx, logger)
-
 	nodes, err := c.nodesOf(name)
 	if err != nil {
 		return err

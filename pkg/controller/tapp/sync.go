@@ -34,9 +34,6 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	logger := klog.FromContext(ctx).WithValues("tapp", key)
-	ctx = klog.NewContext(ctx, logger)
-
 	pods, err := c.podsOf(tapp)
 	if err != nil {
 		return err
@@ -53,7 +50,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		if c.expectations.Satisfied(key, c.cachedPod(namespace)) {
 			failures = c.execute(ctx, key, tapp, pods, plan, claimPlan)
 		} else {
-			logger.V(4).Info("Waiting for the informer to show earlier writes", "pending", c.expectations.Pending(key))
+			klog.FromContext(ctx).V(4).Info("Waiting for the informer to show earlier writes", "pending", c.expectations.Pending(key))
 		}
 		failures = append(failures, c.progressInPlace(ctx, tapp, pods, plan)...)
 		if err := c.pruneUnusedTemplates(ctx, tapp); err != nil {

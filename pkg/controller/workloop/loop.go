@@ -28,7 +28,8 @@ type Loop struct {
 	Queue workqueue.TypedRateLimitingInterface[string]
 	// Synced are the informers' HasSynced; Run starts no worker before they all are.
 	Synced []cache.InformerSynced
-	// Sync syncs the object of one key; an error requeues the key with backoff.
+	// Sync syncs the object of one key; an error requeues the key with backoff. The logger of its context
+	// carries the key, under the controller's name.
 	Sync func(ctx context.Context, key string) error
 	// Clock times the syncs.
 	Clock clock.PassiveClock
@@ -113,7 +114,7 @@ func (l *Loop) ProcessNext(ctx context.Context) bool {
 	}
 	defer l.Queue.Done(key)
 	start := l.Clock.Now()
-	err := l.Sync(ctx, key)
+	err := l.Sync(klog.NewContext(ctx, klog.FromContext(ctx).WithValues(l.Name, key)), key)
 	l.Metrics.ObserveSync(l.Clock.Since(start), err)
 	if err == nil {
 		l.Queue.Forget(key)

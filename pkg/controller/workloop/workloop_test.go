@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/klog/v2"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -240,5 +243,23 @@ func TestDeleted(t *testing.T) {
 				t.Errorf("Deleted = %v, %v; want the pod: %v", got, ok, tc.ok)
 			}
 		})
+	}
+}
+
+// TestSyncLogsCarryTheKey: the logger of Sync's context names the key under the controller's name.
+func TestSyncLogsCarryTheKey(t *testing.T) {
+	var logged string
+	ctx := klog.NewContext(context.Background(), funcr.New(func(_, args string) { logged = args }, funcr.Options{}))
+	q := NewQueue("workloop-test")
+	defer q.ShutDown()
+	l := &Loop{Name: "thing", Kind: "Thing", Queue: q, Clock: clocktesting.NewFakeClock(time.Now()), Metrics: NewMetrics("logs_test", "Thing"),
+		Sync: func(ctx context.Context, _ string) error {
+			klog.FromContext(ctx).Info("synced")
+			return nil
+		}}
+	q.Add("ns/a")
+	l.ProcessNext(ctx)
+	if !strings.Contains(logged, `"thing"="ns/a"`) {
+		t.Errorf("Sync logged %s, want the key under the controller's name", logged)
 	}
 }

@@ -47,10 +47,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		c.expectations.Forget(key)
 		return nil
 	}
-	logger := klog.FromContext(ctx).WithValues("yurtappdaemon", key)
-	ctx = klog.NewContext(ctx, logger)
 	if !c.expectations.Satisfied(key, c.lookupChild(namespace)) {
-		logger.V(4).Info("Waiting for the caches to show earlier writes", "pending", c.expectations.Pending(key))
+		klog.FromContext(ctx).V(4).Info("Waiting for the caches to show earlier writes", "pending", c.expectations.Pending(key))
 		c.queue.AddAfter(key, expectations.TTL)
 		return nil
 	}
