@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -130,10 +131,11 @@ func (c CompletedConfig) New() (*Server, error) {
 		"nodepools/status": pools.Status,
 	}
 
-	c.patchFront.stores = map[schema.GroupResource]objectGetter{
-		tkestack.Resource("tapps"):          tapps.TApp,
-		openyurt.Resource("yurtappdaemons"): yads.YurtAppDaemon,
-		openyurt.Resource("nodepools"):      pools.NodePool,
+	c.patchFront.targets = map[string]patchTarget{
+		tkestack.GroupName + "/tapps":          {store: tapps.TApp},
+		tkestack.GroupName + "/tapps/scale":    {store: tapps.Scale, version: autoscalingv1.SchemeGroupVersion},
+		openyurt.GroupName + "/yurtappdaemons": {store: yads.YurtAppDaemon},
+		openyurt.GroupName + "/nodepools":      {store: pools.NodePool},
 	}
 	if err := generic.InstallAPIGroups(&tkestackGroup, &openyurtGroup); err != nil {
 		return nil, err

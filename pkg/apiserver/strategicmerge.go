@@ -50,26 +50,42 @@ type objectGetter interface {
 	New() runtime.Object
 }
 
-// strategicMergeFront holds what the front needs; stores is filled once the storage exists, before serving.
+// strategicMergeFront holds what the front needs; targets is filled once the storage exists, before serving.
 type strategicMergeFront struct {
 	scheme  *runtime.Scheme
 	codecs  runtime.NegotiatedSerializer
 	maxBody int64
-	// stores maps a group and resource (without subresource) to its storage.
-	stores map[schema.GroupResource]objectGetter
+	// targets maps "<group>/<resource>" and "<group>/<resource>/scale" to the storage a patch applies to
+	// (the status subresource patches the whole object, as the main resource does).
+	targets map[string]patchTarget
+}
+
+// patchTarget is the storage of a patched resource and the version its patches are written in.
+type patchTarget struct {
+	store objectGetter
+	// version is the group-version of the patched document when it is not the request's (a Scale).
+	version schema.GroupVersion
+}
+
+// targetKey names the patchTarget of a request.
+func targetKey(info *request.RequestInfo) string {
+	key := info.APIGroup + "/" + info.Resource
+	if info.Subresource == "scale" {
+		key += "/scale"
+	}
+	return key
 }
 
 // handler wraps next, the API handler.
 func (f *strategicMergeFront) handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info, ok := request.RequestInfoFrom(r.Context())
-		if !ok || !info.IsResourceRequest || info.Verb != "patch" || info.Name == "" || !isStrategicMerge(r) ||
-			(info.Subresource != "" && info.Subresource != "status") {
+		if !ok || !info.IsResourceRequest || info.Verb != "patch" || info.Name == "" || !isStrategicMerge(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		store, ok := f.stores[schema.GroupResource{Group: info.APIGroup, Resource: info.Resource}]
-		if !ok {
+		target, ok := f.targets[targetKey(info)]
+		if !ok || (info.Subresource != "" && info.Subresource != "status" && info.Subresource != "scale") {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -80,7 +96,7 @@ func (f *strategicMergeFront) handler(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		f.serve(w, r, next, info, store, body)
+		f.serve(w, r, next, info, target, body)
 	})
 }
 
@@ -96,9 +112,13 @@ func isStrategicMerge(r *http.Request) bool {
 }
 
 // serve judges one strategic merge patch of body and forwards it, rewritten when it patches a TApp's pool.
-func (f *strategicMergeFront) serve(w http.ResponseWriter, r *http.Request, next http.Handler, info *request.RequestInfo, store objectGetter, body []byte) {
+func (f *strategicMergeFront) serve(w http.ResponseWriter, r *http.Request, next http.Handler, info *request.RequestInfo, target patchTarget, body []byte) {
 	gv := schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}
-	isTApp := gv.Group == tkestack.GroupName && info.Resource == "tapps"
+	if !target.version.Empty() {
+		gv = target.version
+	}
+	store := target.store
+	isTApp := info.APIGroup == tkestack.GroupName && info.Resource == "tapps" && info.Subresource != "scale"
 	for attempt := 1; ; attempt++ {
 		forward := body
 		current, err := f.current(r.Context(), info, gv, store)

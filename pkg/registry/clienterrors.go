@@ -123,6 +123,12 @@ func (g guard) watch(ctx context.Context, options *metainternalversion.ListOptio
 	return g.store.Watch(ctx, options)
 }
 
+// CheckedObjectInfo wraps the objInfo of an update of name in store with the checks of checkedObjectInfo,
+// for storage that updates store itself (the scale subresource).
+func CheckedObjectInfo(store *genericregistry.Store, name string, objInfo rest.UpdatedObjectInfo) rest.UpdatedObjectInfo {
+	return checkedObjectInfo{UpdatedObjectInfo: objInfo, guard: guard{store}, name: name}
+}
+
 // checkedObjectInfo refuses an updated object whose resourceVersion is not a number (the versioner would
 // fail on it with a 500), and turns the apply errors of the managedFields type converter into 422s.
 type checkedObjectInfo struct {

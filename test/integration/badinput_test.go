@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
+	"runtime/pprof"
 	"strings"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -34,7 +38,15 @@ type badRow struct {
 	specOnly bool
 	// created, for creates, is the object path that must still answer 404 afterwards.
 	created string
+	// absolute makes path absolute even though target is set (lists and watches of target's collection).
+	absolute bool
+	// maxBody, when set, bounds the size of the answer (bounded validation).
+	maxBody int
 }
+
+// goroutineSlack is how many goroutines above the baseline the bad-input suite tolerates afterwards: the
+// server's own background work (cache, bookmarks, lease-less timers) moves by a few.
+const goroutineSlack = 10
 
 const (
 	ctJSON  = "application/json"
@@ -72,9 +84,18 @@ func TestBadInput(t *testing.T) {
 	ctx := testContext(t)
 	ns := newNamespace(t)
 
-	tapp, err := cs.TKEStackAppsV1().TApps(ns).Create(ctx, newTApp(ns, "bad", 2), metav1.CreateOptions{})
+	baseline, baselineStacks := runtime.NumGoroutine(), goroutineStacks()
+	fixture := newTApp(ns, "bad", 2)
+	fixture.Spec.TemplatePool = map[string]corev1.PodTemplateSpec{"test": *fixture.Spec.Template.DeepCopy()}
+	tapp, err := cs.TKEStackAppsV1().TApps(ns).Create(ctx, fixture, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create TApp: %v", err)
+	}
+	longName := strings.Repeat("l", 248)
+	long := newTApp(ns, longName, 1)
+	long.Spec.Template.Labels = map[string]string{"app": "long"}
+	if _, err := cs.TKEStackAppsV1().TApps(ns).Create(ctx, long, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create TApp with a 248-character name: %v", err)
 	}
 	yad, err := cs.OpenYurtAppsV1alpha1().YurtAppDaemons(ns).Create(ctx, newYurtAppDaemon(ns, "bad"), metav1.CreateOptions{})
 	if err != nil {
@@ -112,6 +133,7 @@ func TestBadInput(t *testing.T) {
 		"yad":   fmt.Sprintf("/apis/apps.openyurt.io/v1alpha1/namespaces/%s/yurtappdaemons/bad", ns),
 		"poolA": "/apis/apps.openyurt.io/v1alpha1/nodepools/" + poolName,
 		"poolB": "/apis/apps.openyurt.io/v1beta1/nodepools/" + poolName,
+		"long":  fmt.Sprintf("/apis/apps.tkestack.io/v1/namespaces/%s/tapps/%s", ns, longName),
 	}
 	tappsPath := fmt.Sprintf("/apis/apps.tkestack.io/v1/namespaces/%s/tapps", ns)
 	yadsPath := fmt.Sprintf("/apis/apps.openyurt.io/v1alpha1/namespaces/%s/yurtappdaemons", ns)
@@ -165,7 +187,7 @@ func TestBadInput(t *testing.T) {
 	add(badRow{class: "merge patch", name: "pool taint effect", method: "PATCH", ctype: ctMP, body: `{"spec":{"taints":[{"key":"k","effect":"Bogus"}]}}`, code: 422, field: "spec.taints[0].effect", target: "poolB"})
 	add(badRow{class: "merge patch", name: "pool label key", method: "PATCH", ctype: ctMP, body: `{"spec":{"labels":{"bad key!":"v"}}}`, code: 422, field: "spec.labels", target: "poolB"})
 
-	// Strategic merge patch (never on an existing templatePool entry: a known limit).
+	// Strategic merge patch.
 	add(badRow{class: "strategic merge patch", name: "truncated", method: "PATCH", ctype: ctSMP, body: `{"spec":`, code: 400, target: "tapp"})
 	add(badRow{class: "strategic merge patch", name: "replicas negative", method: "PATCH", ctype: ctSMP, body: `{"spec":{"replicas":-2}}`, code: 422, field: "spec.replicas", target: "tapp"})
 	add(badRow{class: "strategic merge patch", name: "container without image", method: "PATCH", ctype: ctSMP, body: `{"spec":{"template":{"spec":{"containers":[{"name":"c2"}]}}}}`, code: 422, field: "spec.template.spec.containers[0].image", target: "tapp"})
@@ -306,6 +328,11 @@ func TestBadInput(t *testing.T) {
 	add(badRow{class: "scale", name: "yad has no scale", method: "PATCH", path: "/scale", ctype: ctMP, body: `{"spec":{"replicas":1}}`, code: 404, target: "yad"})
 	add(badRow{class: "scale", name: "pool has no scale", method: "PATCH", path: "/scale", ctype: ctMP, body: `{"spec":{"replicas":1}}`, code: 404, target: "poolB"})
 
+	rows = append(rows, hostileRows(badEnv{
+		ns: ns, poolName: poolName, tappsPath: tappsPath, yadsPath: yadsPath, poolsA: poolsA, poolsB: poolsB,
+		tappBody: tappBody, validTAppSpec: validTAppSpec, yadBody: yadBody, validYADSpec: validYADSpec, poolBody: poolBody,
+	})...)
+
 	client := insecureHTTPClient()
 	do := func(t *testing.T, method, url, ctype string, body []byte, params map[string]string) (int, []byte) {
 		t.Helper()
@@ -351,7 +378,9 @@ func TestBadInput(t *testing.T) {
 			url, body := r.path, []byte(r.body)
 			var before map[string]any
 			if r.target != "" {
-				url = targets[r.target] + r.path
+				if !r.absolute {
+					url = targets[r.target] + r.path
+				}
 				before = get(t, targets[r.target])
 				if r.mutate != nil {
 					obj := get(t, targets[r.target])
@@ -365,6 +394,15 @@ func TestBadInput(t *testing.T) {
 			}
 			if code != r.code {
 				t.Errorf("%s %s (%s) = %d, want %d: %.400s", r.method, url, r.ctype, code, r.code, out)
+			}
+			var status metav1.Status
+			if err := json.Unmarshal(out, &status); err != nil || status.Kind != "Status" || int(status.Code) != code {
+				if code >= 400 {
+					t.Errorf("the %d answer is not a Status with that code: %.300s", code, out)
+				}
+			}
+			if r.maxBody > 0 && len(out) > r.maxBody {
+				t.Errorf("the answer is %d bytes, want at most %d", len(out), r.maxBody)
 			}
 			if r.field != "" {
 				var st metav1.Status
@@ -405,11 +443,49 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
-	if len(rows) < 80 {
-		t.Errorf("%d requests, want at least 80", len(rows))
+	distinct := map[string]bool{}
+	for _, r := range rows {
+		distinct[r.class+"/"+r.name+"/"+r.target+"/"+r.path] = true
+	}
+	if len(rows) < 300 || len(distinct) != len(rows) {
+		t.Errorf("%d requests (%d distinct), want at least 300, all distinct", len(rows), len(distinct))
 	}
 	t.Logf("%d requests: %v", len(rows), counts)
 	if c, out := do(t, http.MethodGet, "/readyz", "", nil, nil); c != http.StatusOK {
 		t.Errorf("/readyz after the bad input = %d: %s", c, out)
 	}
+	// Every refused request has left nothing running: goroutines come back to what they were before the
+	// fixtures (idle HTTP connections of the test client closed first).
+	client.CloseIdleConnections()
+	deadline := time.Now().Add(30 * time.Second)
+	for runtime.NumGoroutine() > baseline+goroutineSlack {
+		if time.Now().After(deadline) {
+			var grown []string
+			for stack, n := range goroutineStacks() {
+				if n > baselineStacks[stack] {
+					grown = append(grown, fmt.Sprintf("%d more:\n%s", n-baselineStacks[stack], stack))
+				}
+			}
+			t.Fatalf("goroutines %d after the bad input, %d before; the stacks that grew:\n%s", runtime.NumGoroutine(), baseline, strings.Join(grown, "\n"))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// goroutineStacks counts the goroutines of this process by stack (pprof's aggregated form).
+func goroutineStacks() map[string]int {
+	var buf bytes.Buffer
+	_ = pprof.Lookup("goroutine").WriteTo(&buf, 1)
+	out := map[string]int{}
+	for _, block := range strings.Split(buf.String(), "\n\n") {
+		head, stack, ok := strings.Cut(block, "\n")
+		if !ok {
+			continue
+		}
+		var n int
+		if _, err := fmt.Sscanf(head, "%d @", &n); err == nil {
+			out[stack] += n
+		}
+	}
+	return out
 }

@@ -269,11 +269,18 @@ func validateSpecStatuses(statuses map[string]tkestack.InstanceStatus, fldPath *
 // parseInstanceID returns the id a key of spec.templates, spec.statuses or status.statuses denotes, and false
 // if the key is not a canonical decimal integer below MaxReplicas.
 func parseInstanceID(key string) (int, bool) {
-	if !instanceIDPattern.MatchString(key) || len(key) > len(strconv.Itoa(tkestack.MaxReplicas)) {
+	// The canonical form of instanceIDPattern, checked by hand: this runs for every key of every map.
+	if key == "" || len(key) > len(strconv.Itoa(tkestack.MaxReplicas)) || (key[0] == '0' && len(key) > 1) {
 		return 0, false
 	}
-	id, err := strconv.Atoi(key)
-	if err != nil || id >= tkestack.MaxReplicas {
+	id := 0
+	for i := 0; i < len(key); i++ {
+		if key[i] < '0' || key[i] > '9' {
+			return 0, false
+		}
+		id = id*10 + int(key[i]-'0')
+	}
+	if id >= tkestack.MaxReplicas {
 		return 0, false
 	}
 	return id, true
@@ -358,12 +365,19 @@ func validateMaxUnavailable(value *intstr.IntOrString, fldPath *field.Path) fiel
 func maxInstanceID(tapp *tkestack.TApp) int {
 	maxID := int(tapp.Spec.Replicas) - 1
 	maxID = min(max(maxID, 0), tkestack.MaxReplicas-1)
-	for _, keys := range [][]string{sortedKeys(tapp.Spec.Templates), sortedKeys(tapp.Spec.Statuses), sortedKeys(tapp.Status.Statuses)} {
-		for _, key := range keys {
-			if id, ok := parseInstanceID(key); ok && id > maxID {
-				maxID = id
-			}
+	raise := func(key string) {
+		if id, ok := parseInstanceID(key); ok && id > maxID {
+			maxID = id
 		}
+	}
+	for key := range tapp.Spec.Templates {
+		raise(key)
+	}
+	for key := range tapp.Spec.Statuses {
+		raise(key)
+	}
+	for key := range tapp.Status.Statuses {
+		raise(key)
 	}
 	return maxID
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/registry"
 )
 
 // replicasPathInScale maps spec.replicas of a TApp to spec.replicas of its Scale, so field ownership
@@ -59,7 +60,7 @@ func (r *ScaleREST) Get(ctx context.Context, name string, options *metav1.GetOpt
 
 // Update changes spec.replicas of a TApp through its Scale.
 func (r *ScaleREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, _ bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	obj, _, err := r.store.Update(ctx, name, &scaleUpdatedObjectInfo{name: name, reqObjInfo: objInfo},
+	obj, _, err := r.store.Update(ctx, name, &scaleUpdatedObjectInfo{name: name, reqObjInfo: registry.CheckedObjectInfo(r.store, name, objInfo)},
 		toScaleCreateValidation(createValidation), toScaleUpdateValidation(updateValidation), false, options)
 	if err != nil {
 		return nil, false, err
