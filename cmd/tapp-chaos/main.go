@@ -35,7 +35,15 @@ func main() {
 	serverKills := flag.Int("server-kills", -1, "SIGKILLs of tapp-apiserver under write load (default 20, quick 3)")
 	restarts := flag.Int("kube-apiserver-restarts", -1, "kube-apiserver restarts during the rollout (default 2, quick 1)")
 	seed := flag.Int64("seed", 1, "seed of the random moments")
+	render := flag.String("render", "", "only render this results.json into the document (with --command as the run's command)")
 	flag.Parse()
+	if *render != "" {
+		if err := renderOnly(*render, *doc, *command); err != nil {
+			fmt.Fprintf(os.Stderr, "tapp-chaos: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *quick {
 		opts = chaos.QuickOptions()
 	}
@@ -110,7 +118,8 @@ func run(opts chaos.Options, toolsDir, serverBinary, outDir, doc, command string
 	if err := os.WriteFile(filepath.Join(outDir, "results.json"), data, 0o644); err != nil {
 		return err
 	}
-	section := res.Markdown(command + fmt.Sprintf(" (controllers' Lease %s)", lease))
+	res.Command = command + fmt.Sprintf(" (controllers' Lease %s)", lease)
+	section := res.Markdown()
 	if runErr != nil {
 		section += fmt.Sprintf("\nThe run stopped early: %v\n", runErr)
 	}
@@ -125,4 +134,25 @@ func run(opts chaos.Options, toolsDir, serverBinary, outDir, doc, command string
 		return fmt.Errorf("targets missed: %d; %v", len(misses), runErr)
 	}
 	return nil
+}
+
+// renderOnly rewrites the Chaos section of doc from a results.json of an earlier run.
+func renderOnly(results, doc, command string) error {
+	data, err := os.ReadFile(results)
+	if err != nil {
+		return err
+	}
+	var res chaos.Results
+	if err := json.Unmarshal(data, &res); err != nil {
+		return err
+	}
+	if res.Command == "" {
+		res.Command = command
+	}
+	section := res.Markdown()
+	fmt.Println(section)
+	if doc == "" {
+		return nil
+	}
+	return chaos.WriteSection(doc, section)
 }

@@ -86,8 +86,10 @@ type Results struct {
 	Controllers   *ControllerKillResult       `json:"controllers,omitempty"`
 	Server        *ServerKillResult           `json:"server,omitempty"`
 	KubeAPIServer *KubeAPIServerRestartResult `json:"kubeAPIServer,omitempty"`
-	Started       time.Time                   `json:"started"`
-	Took          time.Duration               `json:"took"`
+	// Command is the command line of the run, for the record.
+	Command string        `json:"command"`
+	Started time.Time     `json:"started"`
+	Took    time.Duration `json:"took"`
 }
 
 // clients are the admin's clients through kube-apiserver.

@@ -120,7 +120,8 @@ func TestTargetsAndMarkdown(t *testing.T) {
 	if m := res.Targets(); len(m) != 0 {
 		t.Errorf("targets missed on a clean run: %v", m)
 	}
-	md := res.Markdown("make chaos")
+	res.Command = "make chaos"
+	md := res.Markdown()
 	for _, want := range []string{SectionHeading + "\n", "Every target was met", "| acknowledged writes lost | 0 | 0 |", "### kube-apiserver restart during a rollout\n\nNot run.", "### etcd member kill"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)

@@ -65,7 +65,8 @@ func runKubeAPIServerRestarts(ctx context.Context, cluster Cluster, c *clients, 
 		return nil, err
 	}
 	tapps := c.tapp.TKEStackAppsV1().TApps(ns)
-	maxUnavailable := intstr.FromString("25%")
+	// One instance at a time, so that the rollout lasts long enough for the restarts to land in it.
+	maxUnavailable := intstr.FromInt32(1)
 	if err := retry(ctx, opts.PhaseTimeout, func(ctx context.Context) error {
 		_, err := tapps.Create(ctx, &tkestackv1.TApp{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -113,17 +114,34 @@ func runKubeAPIServerRestarts(ctx context.Context, cluster Cluster, c *clients, 
 	}); err != nil {
 		return res, err
 	}
+	updated := func(ctx context.Context) (int, error) {
+		list, err := c.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
+		if err != nil {
+			return 0, err
+		}
+		n := 0
+		for _, p := range list.Items {
+			if p.Spec.Containers[0].Image == imageV2 {
+				n++
+			}
+		}
+		return n, nil
+	}
+	// The first restart once the rollout has begun.
+	if err := retry(ctx, opts.PhaseTimeout, func(ctx context.Context) error {
+		n, err := updated(ctx)
+		if err == nil && n == 0 {
+			err = fmt.Errorf("no instance updated yet")
+		}
+		return err
+	}); err != nil {
+		return res, err
+	}
 	var restarts []time.Duration
 	for i := 0; i < opts.KubeAPIServerRestarts; i++ {
-		time.Sleep(randomBetween(rng, 300*time.Millisecond, 1500*time.Millisecond))
-		if list, err := c.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name}); err == nil {
-			updated := 0
-			for _, p := range list.Items {
-				if p.Spec.Containers[0].Image == imageV2 {
-					updated++
-				}
-			}
-			res.UpdatedAtRestart = append(res.UpdatedAtRestart, updated)
+		time.Sleep(randomBetween(rng, 0, time.Second))
+		if n, err := updated(ctx); err == nil {
+			res.UpdatedAtRestart = append(res.UpdatedAtRestart, n)
 		}
 		took, err := cluster.RestartKubeAPIServer(ctx)
 		if err != nil {

@@ -40,7 +40,9 @@ type ServerKillResult struct {
 	Unknown      int      `json:"unknown"`
 	Lost         int      `json:"lost"`
 	LostWrites   []string `json:"lostWrites,omitempty"`
-	Objects      int      `json:"objects"`
+	// Abandoned are writes a client gave up on after maxAttempts attempts without an answer.
+	Abandoned []string `json:"abandoned,omitempty"`
+	Objects   int      `json:"objects"`
 	// Watch figures: events seen, watches re-established, relists after 410 Gone, resourceVersions lower
 	// than one seen before in the same watch.
 	WatchEvents   int           `json:"watchEvents"`
@@ -63,6 +65,7 @@ type writeLedger struct {
 	mu                   sync.Mutex
 	acked, unknown, lost int
 	lostWrites           []string
+	abandoned            []string
 	entries              []ledgerEntry
 }
 
@@ -70,6 +73,18 @@ func (l *writeLedger) add(f func(l *writeLedger)) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	f(l)
+}
+
+// maxAttempts bounds the attempts of one write.
+const maxAttempts = 20
+
+// giveUp records a write that never got an answer.
+func (l *writeLedger) giveUp(format string, args ...interface{}) {
+	l.add(func(l *writeLedger) {
+		if len(l.abandoned) < 20 {
+			l.abandoned = append(l.abandoned, fmt.Sprintf(format, args...))
+		}
+	})
 }
 
 func (l *writeLedger) loss(format string, args ...interface{}) {
@@ -155,6 +170,7 @@ func runServerKills(ctx context.Context, cluster Cluster, c *clients, opts Optio
 		}
 	}
 	res.Acknowledged, res.Unknown, res.Lost, res.LostWrites = ledger.acked, ledger.unknown, ledger.lost, ledger.lostWrites
+	res.Abandoned = ledger.abandoned
 	res.Objects = len(ledger.entries)
 	res.WatchEvents, res.Rewatches, res.Relists, res.RVBackwards, res.RVBackwardsAt = w.events, w.rewatches, w.relists, w.backwards, w.backwardsAt
 	_ = retry(ctx, time.Minute, func(ctx context.Context) error {
@@ -175,7 +191,11 @@ func writeLoad(ctx context.Context, tapps typedv1.TAppInterface, prefix string, 
 		name := fmt.Sprintf("%s-%d", prefix, n)
 		entry := ledgerEntry{name: name}
 		created := false
-		for !created {
+		for attempt := 0; !created; attempt++ {
+			if attempt == maxAttempts {
+				ledger.giveUp("%s: create not acknowledged after %d attempts", name, attempt)
+				return
+			}
 			_, err := tapps.Create(settle, loadTApp(name), metav1.CreateOptions{})
 			switch {
 			case err == nil:
@@ -194,7 +214,11 @@ func writeLoad(ctx context.Context, tapps typedv1.TAppInterface, prefix string, 
 		ledger.add(func(l *writeLedger) { l.entries = append(l.entries, entry); index = len(l.entries) - 1 })
 		for seq := 1; seq <= updatesPerObject && ctx.Err() == nil; seq++ {
 			patch, _ := json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{"annotations": map[string]string{seqAnnotation: strconv.Itoa(seq)}}})
-			for {
+			for attempt := 0; ; attempt++ {
+				if attempt == maxAttempts {
+					ledger.giveUp("%s: update %d not acknowledged after %d attempts", name, seq, attempt)
+					return
+				}
 				_, err := tapps.Patch(settle, name, types.MergePatchType, patch, metav1.PatchOptions{})
 				if err == nil {
 					ledger.add(func(l *writeLedger) { l.acked++; l.entries[index].seq = seq })
@@ -219,7 +243,11 @@ func writeLoad(ctx context.Context, tapps typedv1.TAppInterface, prefix string, 
 				}
 			}
 		}
-		for {
+		for attempt := 0; ; attempt++ {
+			if attempt == maxAttempts {
+				ledger.giveUp("%s: delete not acknowledged after %d attempts", name, attempt)
+				return
+			}
 			err := tapps.Delete(settle, name, metav1.DeleteOptions{})
 			if err == nil || apierrors.IsNotFound(err) {
 				if err == nil {
