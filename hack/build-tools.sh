@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the binaries the local cluster runs (kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubectl, etcd, kwok) from the Go module proxy into a cache outside the work tree, keyed by version, and
+# kubectl, etcd, etcdutl, kwok) from the Go module proxy into a cache outside the work tree, keyed by version, and
 # prints the directory that holds them. Binaries already in the cache are not rebuilt, so a fresh clone on
 # the same machine reuses them. A cold build takes roughly 10-15 minutes on 2 cores.
 #
@@ -48,6 +48,7 @@ build() {
 
 KUBE_MOD="${ROOT}/hack/tools/kube"
 build etcd "${KUBE_MOD}" ./cmd/etcd
+build etcdutl "${KUBE_MOD}" go.etcd.io/etcd/etcdutl/v3
 build kube-apiserver "${KUBE_MOD}" k8s.io/kubernetes/cmd/kube-apiserver "$(kube_ldflags)"
 build kube-controller-manager "${KUBE_MOD}" k8s.io/kubernetes/cmd/kube-controller-manager "$(kube_ldflags)"
 build kube-scheduler "${KUBE_MOD}" k8s.io/kubernetes/cmd/kube-scheduler "$(kube_ldflags)"

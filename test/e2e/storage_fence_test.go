@@ -259,15 +259,22 @@ func startServer(t *testing.T) {
 // admin, and returns the status code and body.
 func serverRequest(t *testing.T, path string) (int, string) {
 	t.Helper()
+	return serverRequestTo(t, cluster.ServerURL, path)
+}
+
+// serverRequestTo GETs path from the tapp-apiserver at base as the cluster's admin (its serving certificate
+// is not checked).
+func serverRequestTo(t *testing.T, base, path string) (int, string) {
+	t.Helper()
 	config := rest.CopyConfig(cluster.AdminConfig)
-	config.Host = cluster.ServerURL
-	config.TLSClientConfig.CAData, config.TLSClientConfig.CAFile = nil, cluster.ServerCAFile
+	config.Host = base
+	config.TLSClientConfig.CAData, config.TLSClientConfig.CAFile, config.TLSClientConfig.Insecure = nil, "", true
 	client, err := rest.HTTPClientFor(config)
 	if err != nil {
 		t.Fatal(err)
 	}
 	client.Timeout = 10 * time.Second
-	resp, err := client.Get(cluster.ServerURL + path)
+	resp, err := client.Get(base + path)
 	if err != nil {
 		return 0, err.Error()
 	}
@@ -277,9 +284,12 @@ func serverRequest(t *testing.T, path string) (int, string) {
 }
 
 // readyz returns the status code and body of tapp-apiserver's /readyz?verbose.
-func readyz() (int, string) {
+func readyz() (int, string) { return readyzOf(cluster.ServerURL) }
+
+// readyzOf returns the status code and body of /readyz?verbose of the tapp-apiserver at base.
+func readyzOf(base string) (int, string) {
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	resp, err := client.Get(cluster.ServerURL + "/readyz?verbose")
+	resp, err := client.Get(base + "/readyz?verbose")
 	if err != nil {
 		return 0, err.Error()
 	}
@@ -290,14 +300,17 @@ func readyz() (int, string) {
 
 // waitFenced waits until tapp-apiserver's readiness check storage-identity fails and it refuses the
 // discovery of apps.tkestack.io/v1 with reason. (/readyz withholds the reasons of failing checks.)
-func waitFenced(t *testing.T, reason string) {
+func waitFenced(t *testing.T, reason string) { waitFencedAt(t, cluster.ServerURL, reason) }
+
+// waitFencedAt is waitFenced for the tapp-apiserver at base.
+func waitFencedAt(t *testing.T, base, reason string) {
 	t.Helper()
 	pollUntil(t, fenceTimeout, "tapp-apiserver refusing its store with "+reason, func() error {
-		code, body := readyz()
+		code, body := readyzOf(base)
 		if code == http.StatusOK || !strings.Contains(body, "[-]"+storagefence.HealthCheckName+" failed") {
 			return fmt.Errorf("/readyz answered %d: %s", code, body)
 		}
-		code, body = serverRequest(t, "/apis/apps.tkestack.io/v1")
+		code, body = serverRequestTo(t, base, "/apis/apps.tkestack.io/v1")
 		if code != http.StatusServiceUnavailable || !strings.Contains(body, reason) {
 			return fmt.Errorf("/apis/apps.tkestack.io/v1 answered %d: %s", code, body)
 		}
