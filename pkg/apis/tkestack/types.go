@@ -14,6 +14,8 @@ const (
 	DefaultMaxUnavailable = 1
 	// DefaultForceUpdateMaxUnavailable is the default budget for instances pinned to other templates.
 	DefaultForceUpdateMaxUnavailable = "100%"
+	// DefaultRevisionHistoryLimit is the default spec.revisionHistoryLimit.
+	DefaultRevisionHistoryLimit = 10
 	// MaxReplicas bounds spec.replicas and every instance id.
 	MaxReplicas = 100000
 
@@ -23,6 +25,9 @@ const (
 	TemplateHashLabel = "tapp_template_hash_key"
 	// UniqHashLabel carries the hash of the pod's template spec without images.
 	UniqHashLabel = "tapp_uniq_hash_key"
+	// ControllerRevisionHashLabel on a pod names the ControllerRevision its templates come from, as on a
+	// StatefulSet's pods.
+	ControllerRevisionHashLabel = "controller-revision-hash"
 	// InPlaceUpdateReadinessGate is the readiness gate the in-place update engine drives.
 	InPlaceUpdateReadinessGate = "tkestack.io/InPlaceUpdate"
 )
@@ -87,6 +92,7 @@ type TAppSpec struct {
 	// LegacyDefaultTemplateName holds the value of the capitalised key "DefaultTemplateName"
 	// used by old manifests. Defaulting moves it to DefaultTemplateName; it is never stored.
 	LegacyDefaultTemplateName string
+	RevisionHistoryLimit      *int32
 }
 
 // TAppUpdateStrategy describes how template changes roll out.
@@ -94,6 +100,8 @@ type TAppUpdateStrategy struct {
 	Template       string
 	MaxUnavailable *intstr.IntOrString
 	ForceUpdate    ForceUpdateStrategy
+	Paused         bool
+	Partition      int32
 }
 
 // ForceUpdateStrategy bounds updates of instances pinned to templates other than the rolling one.
@@ -112,6 +120,9 @@ type TAppStatus struct {
 	AppStatus            AppStatus
 	Statuses             map[string]InstanceStatus
 	Conditions           []metav1.Condition
+	CurrentRevision      string
+	UpdateRevision       string
+	CollisionCount       *int32
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

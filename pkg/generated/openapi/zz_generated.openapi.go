@@ -1510,6 +1510,13 @@ func schema_pkg_apis_tkestack_v1_TAppSpec(ref common.ReferenceCallback) common.O
 							Format:      "",
 						},
 					},
+					"revisionHistoryLimit": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RevisionHistoryLimit is the number of ControllerRevisions kept besides the current and the update revision. Older revisions no instance uses are deleted, oldest first. Defaults to 10.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
 				},
 				Required: []string{"template"},
 			},
@@ -1616,6 +1623,27 @@ func schema_pkg_apis_tkestack_v1_TAppStatus(ref common.ReferenceCallback) common
 							},
 						},
 					},
+					"currentRevision": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CurrentRevision is the name of the ControllerRevision whose templates every instance ran before the rollout to updateRevision started. It becomes updateRevision once every instance runs it.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"updateRevision": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UpdateRevision is the name of the ControllerRevision of the current spec.template and spec.templatePool.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"collisionCount": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CollisionCount counts hash collisions of the TApp's ControllerRevision names. The controller adds it to the hash to find a free name.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
 				},
 				Required: []string{"replicas"},
 			},
@@ -1650,6 +1678,20 @@ func schema_pkg_apis_tkestack_v1_TAppUpdateStrategy(ref common.ReferenceCallback
 							Description: "ForceUpdate is the budget for instances that run templates other than the rolling one.",
 							Default:     map[string]interface{}{},
 							Ref:         ref(v1.ForceUpdateStrategy{}.OpenAPIModelName()),
+						},
+					},
+					"paused": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Paused stops the rollout: while true no instance is updated, neither by the rolling update nor by a force update. Scaling up still creates instances, from the templates of status.currentRevision, and killed or removed instances are still deleted. Set it back to false to resume.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"partition": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Partition is the lowest instance id that is updated: instances with a lower id keep the templates of status.currentRevision, and are created from them when their pod is recreated, as with a StatefulSet's rollingUpdate.partition. Defaults to 0 (every instance is updated).",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 				},

@@ -35,6 +35,10 @@ var Funcs = func(codecs runtimeserializer.CodecFactory) []interface{} {
 				v := intstr.FromString(tkestack.DefaultForceUpdateMaxUnavailable)
 				spec.UpdateStrategy.ForceUpdate.MaxUnavailable = &v
 			}
+			if spec.RevisionHistoryLimit == nil {
+				v := int32(tkestack.DefaultRevisionHistoryLimit)
+				spec.RevisionHistoryLimit = &v
+			}
 			// Defaulting derives a missing selector from the template labels.
 			if spec.Selector == nil {
 				spec.Selector = &metav1.LabelSelector{}

@@ -14,6 +14,7 @@ const (
 	defaultTemplateName              = "default"
 	defaultMaxUnavailable            = 1
 	defaultForceUpdateMaxUnavailable = "100%"
+	defaultRevisionHistoryLimit      = 10
 )
 
 func addDefaultingFuncs(scheme *runtime.Scheme) error {
@@ -24,6 +25,7 @@ func addDefaultingFuncs(scheme *runtime.Scheme) error {
 //   - defaultTemplateName from the legacy "DefaultTemplateName" key, else "default";
 //   - updateStrategy.template from defaultTemplateName;
 //   - updateStrategy.maxUnavailable 1 and forceUpdate.maxUnavailable "100%";
+//   - revisionHistoryLimit 10;
 //   - selector from the labels of spec.template, without the instance and hash labels (tapp_instance_key,
 //     tapp_template_hash_key, tapp_uniq_hash_key: the controller rewrites them on every pod, and a TApp moved
 //     from the original controller carries its hashes in its template labels);
@@ -45,6 +47,10 @@ func SetDefaults_TAppSpec(spec *TAppSpec) {
 	if spec.UpdateStrategy.ForceUpdate.MaxUnavailable == nil {
 		v := intstr.FromString(defaultForceUpdateMaxUnavailable)
 		spec.UpdateStrategy.ForceUpdate.MaxUnavailable = &v
+	}
+	if spec.RevisionHistoryLimit == nil {
+		v := int32(defaultRevisionHistoryLimit)
+		spec.RevisionHistoryLimit = &v
 	}
 	if spec.Selector == nil && len(spec.Template.Labels) > 0 {
 		matchLabels := make(map[string]string, len(spec.Template.Labels))

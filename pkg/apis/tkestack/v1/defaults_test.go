@@ -56,6 +56,12 @@ func TestDefaultsFillEmptySpec(t *testing.T) {
 	if spec.UpdateStrategy.Template != "default" {
 		t.Errorf("updateStrategy.template = %q, want default", spec.UpdateStrategy.Template)
 	}
+	if got := spec.RevisionHistoryLimit; got == nil || *got != 10 {
+		t.Errorf("revisionHistoryLimit = %v, want 10", got)
+	}
+	if spec.UpdateStrategy.Paused || spec.UpdateStrategy.Partition != 0 {
+		t.Errorf("updateStrategy paused/partition = %v/%d, want false/0", spec.UpdateStrategy.Paused, spec.UpdateStrategy.Partition)
+	}
 	if got := spec.UpdateStrategy.MaxUnavailable; got == nil || *got != intstr.FromInt32(1) {
 		t.Errorf("updateStrategy.maxUnavailable = %v, want 1", got)
 	}
@@ -178,5 +184,14 @@ func TestDefaultsAreIdempotent(t *testing.T) {
 	twice := defaulted(t, once.DeepCopy())
 	if !reflect.DeepEqual(once, twice) {
 		t.Errorf("defaulting twice changed the object:\n once: %+v\ntwice: %+v", once.Spec, twice.Spec)
+	}
+}
+
+func TestDefaultsKeepRevisionHistoryLimit(t *testing.T) {
+	tapp := minimalTApp()
+	zero := int32(0)
+	tapp.Spec.RevisionHistoryLimit = &zero
+	if got := defaulted(t, tapp).Spec.RevisionHistoryLimit; got == nil || *got != 0 {
+		t.Errorf("revisionHistoryLimit = %v, want 0 kept", got)
 	}
 }

@@ -105,6 +105,11 @@ type TAppSpec struct {
 	// to different values is an error.
 	// +optional
 	LegacyDefaultTemplateName string `json:"DefaultTemplateName,omitempty"`
+
+	// RevisionHistoryLimit is the number of ControllerRevisions kept besides the current and the update
+	// revision. Older revisions no instance uses are deleted, oldest first. Defaults to 10.
+	// +optional
+	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
 }
 
 // TAppUpdateStrategy controls how template changes are rolled out.
@@ -122,6 +127,18 @@ type TAppUpdateStrategy struct {
 	// ForceUpdate is the budget for instances that run templates other than the rolling one.
 	// +optional
 	ForceUpdate ForceUpdateStrategy `json:"forceUpdate,omitempty"`
+
+	// Paused stops the rollout: while true no instance is updated, neither by the rolling update nor by a
+	// force update. Scaling up still creates instances, from the templates of status.currentRevision, and
+	// killed or removed instances are still deleted. Set it back to false to resume.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+
+	// Partition is the lowest instance id that is updated: instances with a lower id keep the templates of
+	// status.currentRevision, and are created from them when their pod is recreated, as with a
+	// StatefulSet's rollingUpdate.partition. Defaults to 0 (every instance is updated).
+	// +optional
+	Partition int32 `json:"partition,omitempty"`
 }
 
 // ForceUpdateStrategy bounds updates of instances pinned to templates other than the rolling one.
@@ -173,6 +190,21 @@ type TAppStatus struct {
 	// +patchMergeKey=type
 	// +patchStrategy=merge
 	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+
+	// CurrentRevision is the name of the ControllerRevision whose templates every instance ran before the
+	// rollout to updateRevision started. It becomes updateRevision once every instance runs it.
+	// +optional
+	CurrentRevision string `json:"currentRevision,omitempty"`
+
+	// UpdateRevision is the name of the ControllerRevision of the current spec.template and
+	// spec.templatePool.
+	// +optional
+	UpdateRevision string `json:"updateRevision,omitempty"`
+
+	// CollisionCount counts hash collisions of the TApp's ControllerRevision names. The controller adds it
+	// to the hash to find a free name.
+	// +optional
+	CollisionCount *int32 `json:"collisionCount,omitempty"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

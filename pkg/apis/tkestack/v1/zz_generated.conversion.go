@@ -193,6 +193,7 @@ func autoConvert_v1_TAppSpec_To_tkestack_TAppSpec(in *TAppSpec, out *tkestack.TA
 	out.ServiceName = in.ServiceName
 	out.DefaultTemplateName = in.DefaultTemplateName
 	out.LegacyDefaultTemplateName = in.LegacyDefaultTemplateName
+	out.RevisionHistoryLimit = (*int32)(unsafe.Pointer(in.RevisionHistoryLimit))
 	return nil
 }
 
@@ -218,6 +219,7 @@ func autoConvert_tkestack_TAppSpec_To_v1_TAppSpec(in *tkestack.TAppSpec, out *TA
 	out.ServiceName = in.ServiceName
 	out.DefaultTemplateName = in.DefaultTemplateName
 	out.LegacyDefaultTemplateName = in.LegacyDefaultTemplateName
+	out.RevisionHistoryLimit = (*int32)(unsafe.Pointer(in.RevisionHistoryLimit))
 	return nil
 }
 
@@ -236,6 +238,9 @@ func autoConvert_v1_TAppStatus_To_tkestack_TAppStatus(in *TAppStatus, out *tkest
 	out.AppStatus = tkestack.AppStatus(in.AppStatus)
 	out.Statuses = *(*map[string]tkestack.InstanceStatus)(unsafe.Pointer(&in.Statuses))
 	out.Conditions = *(*[]metav1.Condition)(unsafe.Pointer(&in.Conditions))
+	out.CurrentRevision = in.CurrentRevision
+	out.UpdateRevision = in.UpdateRevision
+	out.CollisionCount = (*int32)(unsafe.Pointer(in.CollisionCount))
 	return nil
 }
 
@@ -254,6 +259,9 @@ func autoConvert_tkestack_TAppStatus_To_v1_TAppStatus(in *tkestack.TAppStatus, o
 	out.AppStatus = AppStatus(in.AppStatus)
 	out.Statuses = *(*map[string]InstanceStatus)(unsafe.Pointer(&in.Statuses))
 	out.Conditions = *(*[]metav1.Condition)(unsafe.Pointer(&in.Conditions))
+	out.CurrentRevision = in.CurrentRevision
+	out.UpdateRevision = in.UpdateRevision
+	out.CollisionCount = (*int32)(unsafe.Pointer(in.CollisionCount))
 	return nil
 }
 
@@ -268,6 +276,8 @@ func autoConvert_v1_TAppUpdateStrategy_To_tkestack_TAppUpdateStrategy(in *TAppUp
 	if err := Convert_v1_ForceUpdateStrategy_To_tkestack_ForceUpdateStrategy(&in.ForceUpdate, &out.ForceUpdate, s); err != nil {
 		return err
 	}
+	out.Paused = in.Paused
+	out.Partition = in.Partition
 	return nil
 }
 
@@ -282,6 +292,8 @@ func autoConvert_tkestack_TAppUpdateStrategy_To_v1_TAppUpdateStrategy(in *tkesta
 	if err := Convert_tkestack_ForceUpdateStrategy_To_v1_ForceUpdateStrategy(&in.ForceUpdate, &out.ForceUpdate, s); err != nil {
 		return err
 	}
+	out.Paused = in.Paused
+	out.Partition = in.Partition
 	return nil
 }
 

@@ -143,6 +143,7 @@ func validateTAppSpec(spec *tkestack.TAppSpec, fldPath *field.Path) field.ErrorL
 		fldPath.Child("updateStrategy", "maxUnavailable"))...)
 	allErrs = append(allErrs, validateMaxUnavailable(spec.UpdateStrategy.ForceUpdate.MaxUnavailable,
 		fldPath.Child("updateStrategy", "forceUpdate", "maxUnavailable"))...)
+	allErrs = append(allErrs, validateRolloutControls(spec, fldPath)...)
 	if spec.ServiceName != "" {
 		for _, msg := range validation.IsDNS1123Label(spec.ServiceName) {
 			allErrs = append(allErrs, field.Invalid(fldPath.Child("serviceName"), spec.ServiceName, msg))
@@ -150,6 +151,22 @@ func validateTAppSpec(spec *tkestack.TAppSpec, fldPath *field.Path) field.ErrorL
 	}
 	if spec.LegacyDefaultTemplateName != "" && spec.LegacyDefaultTemplateName != spec.DefaultTemplateName {
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("DefaultTemplateName"), spec.LegacyDefaultTemplateName, legacyConflictMsg))
+	}
+	return allErrs
+}
+
+// validateRolloutControls checks spec.updateStrategy.partition (0..MaxReplicas) and
+// spec.revisionHistoryLimit (non-negative).
+func validateRolloutControls(spec *tkestack.TAppSpec, fldPath *field.Path) field.ErrorList {
+	partitionPath := fldPath.Child("updateStrategy", "partition")
+	allErrs := apimachineryvalidation.ValidateNonnegativeField(int64(spec.UpdateStrategy.Partition), partitionPath)
+	if spec.UpdateStrategy.Partition > tkestack.MaxReplicas {
+		allErrs = append(allErrs, field.Invalid(partitionPath, spec.UpdateStrategy.Partition,
+			fmt.Sprintf("must be less than or equal to %d", tkestack.MaxReplicas)))
+	}
+	if spec.RevisionHistoryLimit != nil {
+		allErrs = append(allErrs, apimachineryvalidation.ValidateNonnegativeField(int64(*spec.RevisionHistoryLimit),
+			fldPath.Child("revisionHistoryLimit"))...)
 	}
 	return allErrs
 }
@@ -493,6 +510,23 @@ func validateTAppStatus(status *tkestack.TAppStatus, fldPath *field.Path) field.
 		allErrs = append(allErrs, field.NotSupported(fldPath.Child("appStatus"), status.AppStatus, SupportedAppStatuses))
 	}
 	allErrs = append(allErrs, metav1validation.ValidateConditions(status.Conditions, fldPath.Child("conditions"))...)
+	if status.CollisionCount != nil {
+		allErrs = append(allErrs, apimachineryvalidation.ValidateNonnegativeField(int64(*status.CollisionCount), fldPath.Child("collisionCount"))...)
+	}
+	for _, revision := range []struct {
+		name  string
+		value string
+	}{
+		{"currentRevision", status.CurrentRevision},
+		{"updateRevision", status.UpdateRevision},
+	} {
+		if revision.value == "" {
+			continue
+		}
+		for _, msg := range validation.IsDNS1123Subdomain(revision.value) {
+			allErrs = append(allErrs, field.Invalid(fldPath.Child(revision.name), revision.value, msg))
+		}
+	}
 	return allErrs
 }
 

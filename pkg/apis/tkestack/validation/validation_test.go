@@ -350,6 +350,33 @@ func TestValidateTApp(t *testing.T) {
 			want: []wantErr{{field.ErrorTypeInvalid, "spec.updateStrategy.forceUpdate.maxUnavailable", "must be greater than or equal to 1"}},
 		},
 
+		// rollout controls
+		{
+			name: "paused, partition and revisionHistoryLimit set",
+			mutate: func(a *tkestack.TApp) {
+				limit := int32(0)
+				a.Spec.UpdateStrategy.Paused, a.Spec.UpdateStrategy.Partition, a.Spec.RevisionHistoryLimit = true, 3, &limit
+			},
+		},
+		{
+			name:   "partition negative",
+			mutate: func(a *tkestack.TApp) { a.Spec.UpdateStrategy.Partition = -1 },
+			want:   []wantErr{{field.ErrorTypeInvalid, "spec.updateStrategy.partition", "must be greater than or equal to 0"}},
+		},
+		{
+			name:   "partition above the replica bound",
+			mutate: func(a *tkestack.TApp) { a.Spec.UpdateStrategy.Partition = tkestack.MaxReplicas + 1 },
+			want:   []wantErr{{field.ErrorTypeInvalid, "spec.updateStrategy.partition", "must be less than or equal to 100000"}},
+		},
+		{
+			name: "revisionHistoryLimit negative",
+			mutate: func(a *tkestack.TApp) {
+				limit := int32(-1)
+				a.Spec.RevisionHistoryLimit = &limit
+			},
+			want: []wantErr{{field.ErrorTypeInvalid, "spec.revisionHistoryLimit", "must be greater than or equal to 0"}},
+		},
+
 		// pod templates
 		{
 			name:   "spec.template is validated as a pod template",
@@ -547,6 +574,22 @@ func TestValidateTAppStatusUpdate(t *testing.T) {
 			s.AppStatus = tkestack.AppRunning
 		}},
 		{name: "no app status yet", mutate: func(s *tkestack.TAppStatus) { s.AppStatus = "" }},
+		{name: "revisions", mutate: func(s *tkestack.TAppStatus) {
+			count := int32(2)
+			s.CurrentRevision, s.UpdateRevision, s.CollisionCount = "web-5f6c8d9b7a", "web-0a1b2c3d4e", &count
+		}},
+		{
+			name: "bad revisions",
+			mutate: func(s *tkestack.TAppStatus) {
+				count := int32(-1)
+				s.CurrentRevision, s.UpdateRevision, s.CollisionCount = "Web_1", "-", &count
+			},
+			want: []wantErr{
+				{field.ErrorTypeInvalid, "status.collisionCount", "must be greater than or equal to 0"},
+				{field.ErrorTypeInvalid, "status.currentRevision", ""},
+				{field.ErrorTypeInvalid, "status.updateRevision", ""},
+			},
+		},
 		{
 			name: "negative counters",
 			mutate: func(s *tkestack.TAppStatus) {

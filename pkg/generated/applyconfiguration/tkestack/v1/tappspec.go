@@ -69,6 +69,9 @@ type TAppSpecApplyConfiguration struct {
 	// use. Its value is moved to defaultTemplateName when the object is stored, with a warning; setting both
 	// to different values is an error.
 	LegacyDefaultTemplateName *string `json:"DefaultTemplateName,omitempty"`
+	// RevisionHistoryLimit is the number of ControllerRevisions kept besides the current and the update
+	// revision. Older revisions no instance uses are deleted, oldest first. Defaults to 10.
+	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
 }
 
 // TAppSpecApplyConfiguration constructs a declarative configuration of the TAppSpec type for use with
@@ -209,5 +212,13 @@ func (b *TAppSpecApplyConfiguration) WithDefaultTemplateName(value string) *TApp
 // If called multiple times, the LegacyDefaultTemplateName field is set to the value of the last call.
 func (b *TAppSpecApplyConfiguration) WithLegacyDefaultTemplateName(value string) *TAppSpecApplyConfiguration {
 	b.LegacyDefaultTemplateName = &value
+	return b
+}
+
+// WithRevisionHistoryLimit sets the RevisionHistoryLimit field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RevisionHistoryLimit field is set to the value of the last call.
+func (b *TAppSpecApplyConfiguration) WithRevisionHistoryLimit(value int32) *TAppSpecApplyConfiguration {
+	b.RevisionHistoryLimit = &value
 	return b
 }

@@ -47,6 +47,15 @@ type TAppStatusApplyConfiguration struct {
 	Statuses map[string]tkestackv1.InstanceStatus `json:"statuses,omitempty"`
 	// Conditions are the latest observations of the TApp's state, such as Progressing and Available.
 	Conditions []metav1.ConditionApplyConfiguration `json:"conditions,omitempty"`
+	// CurrentRevision is the name of the ControllerRevision whose templates every instance ran before the
+	// rollout to updateRevision started. It becomes updateRevision once every instance runs it.
+	CurrentRevision *string `json:"currentRevision,omitempty"`
+	// UpdateRevision is the name of the ControllerRevision of the current spec.template and
+	// spec.templatePool.
+	UpdateRevision *string `json:"updateRevision,omitempty"`
+	// CollisionCount counts hash collisions of the TApp's ControllerRevision names. The controller adds it
+	// to the hash to find a free name.
+	CollisionCount *int32 `json:"collisionCount,omitempty"`
 }
 
 // TAppStatusApplyConfiguration constructs a declarative configuration of the TAppStatus type for use with
@@ -135,5 +144,29 @@ func (b *TAppStatusApplyConfiguration) WithConditions(values ...*metav1.Conditio
 		}
 		b.Conditions = append(b.Conditions, *values[i])
 	}
+	return b
+}
+
+// WithCurrentRevision sets the CurrentRevision field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CurrentRevision field is set to the value of the last call.
+func (b *TAppStatusApplyConfiguration) WithCurrentRevision(value string) *TAppStatusApplyConfiguration {
+	b.CurrentRevision = &value
+	return b
+}
+
+// WithUpdateRevision sets the UpdateRevision field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the UpdateRevision field is set to the value of the last call.
+func (b *TAppStatusApplyConfiguration) WithUpdateRevision(value string) *TAppStatusApplyConfiguration {
+	b.UpdateRevision = &value
+	return b
+}
+
+// WithCollisionCount sets the CollisionCount field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CollisionCount field is set to the value of the last call.
+func (b *TAppStatusApplyConfiguration) WithCollisionCount(value int32) *TAppStatusApplyConfiguration {
+	b.CollisionCount = &value
 	return b
 }

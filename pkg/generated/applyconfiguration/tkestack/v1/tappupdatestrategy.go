@@ -35,6 +35,14 @@ type TAppUpdateStrategyApplyConfiguration struct {
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 	// ForceUpdate is the budget for instances that run templates other than the rolling one.
 	ForceUpdate *ForceUpdateStrategyApplyConfiguration `json:"forceUpdate,omitempty"`
+	// Paused stops the rollout: while true no instance is updated, neither by the rolling update nor by a
+	// force update. Scaling up still creates instances, from the templates of status.currentRevision, and
+	// killed or removed instances are still deleted. Set it back to false to resume.
+	Paused *bool `json:"paused,omitempty"`
+	// Partition is the lowest instance id that is updated: instances with a lower id keep the templates of
+	// status.currentRevision, and are created from them when their pod is recreated, as with a
+	// StatefulSet's rollingUpdate.partition. Defaults to 0 (every instance is updated).
+	Partition *int32 `json:"partition,omitempty"`
 }
 
 // TAppUpdateStrategyApplyConfiguration constructs a declarative configuration of the TAppUpdateStrategy type for use with
@@ -64,5 +72,21 @@ func (b *TAppUpdateStrategyApplyConfiguration) WithMaxUnavailable(value intstr.I
 // If called multiple times, the ForceUpdate field is set to the value of the last call.
 func (b *TAppUpdateStrategyApplyConfiguration) WithForceUpdate(value *ForceUpdateStrategyApplyConfiguration) *TAppUpdateStrategyApplyConfiguration {
 	b.ForceUpdate = value
+	return b
+}
+
+// WithPaused sets the Paused field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Paused field is set to the value of the last call.
+func (b *TAppUpdateStrategyApplyConfiguration) WithPaused(value bool) *TAppUpdateStrategyApplyConfiguration {
+	b.Paused = &value
+	return b
+}
+
+// WithPartition sets the Partition field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Partition field is set to the value of the last call.
+func (b *TAppUpdateStrategyApplyConfiguration) WithPartition(value int32) *TAppUpdateStrategyApplyConfiguration {
+	b.Partition = &value
 	return b
 }
