@@ -157,7 +157,7 @@ func (o *Options) addStorageFlags(fs *pflag.FlagSet) {
 			"highest revision served from it. In cluster mode the server does not serve a store that is empty, "+
 			"another one or rewound while this record exists (readiness fails, requests answer 503, the controllers "+
 			"wait), so that the garbage collector never deletes workloads whose owners a wrong store lacks; see "+
-			"`tapp-apiserver storage`. Standalone mode keeps no record and has no such protection.")
+			"'tapp-apiserver storage --help'. Standalone mode keeps no record and has no such protection.")
 	fs.DurationVar(&o.StorageCheckPeriod, "storage-check-period", o.StorageCheckPeriod,
 		"How often a serving replica compares its store with the cluster's record and moves the record's "+
 			"high-water revision forward (a server that does not serve checks every 2 s).")
