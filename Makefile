@@ -19,9 +19,10 @@ all: build
 build:
 	$(GO) build -o $(BIN_DIR)/tapp-apiserver ./cmd/tapp-apiserver
 
-## run: a local control plane with tapp-apiserver behind the aggregator (hack/local-up.sh; Ctrl-C stops it)
+## run: a local control plane with tapp-apiserver behind the aggregator (hack/local-up.sh; Ctrl-C stops it);
+## ARGS=--ha for two replicas on a three-member etcd
 run:
-	./hack/local-up.sh
+	./hack/local-up.sh $(ARGS)
 
 ## run-standalone: serve without a cluster on https://127.0.0.1:$(SECURE_PORT); kubeconfig in $(STANDALONE_DIR)/kubeconfig
 run-standalone: build

@@ -20,6 +20,8 @@ func main() {
 	flag.StringVar(&cfg.ToolsDir, "tools-dir", "", "directory with etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok")
 	flag.StringVar(&cfg.ServerBinary, "server-binary", "bin/tapp-apiserver", "the tapp-apiserver binary")
 	flag.IntVar(&cfg.Nodes, "nodes", 3, "number of fake nodes")
+	flag.BoolVar(&cfg.HA, "ha", false, "the HA form: three etcd members for tapp-apiserver's storage and two tapp-apiserver "+
+		"replicas behind one Service, the controllers leader-elected between them")
 	flag.Parse()
 	cfg.Log = func(format string, args ...interface{}) {
 		fmt.Printf("[local-up %s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))

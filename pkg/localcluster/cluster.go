@@ -54,6 +54,9 @@ type Config struct {
 	// WithoutAPIServices starts tapp-apiserver without registering it: neither group is served through
 	// kube-apiserver until APIServiceManifest is applied (a test installs the CRD-based originals first).
 	WithoutAPIServices bool
+	// HA runs the HA form (ha.go): three etcd members for tapp-apiserver's storage and two tapp-apiserver
+	// replicas behind one Service whose EndpointSlices list both, kube-apiserver routing to endpoints.
+	HA bool
 	// Log receives progress lines; nil discards them.
 	Log func(format string, args ...interface{})
 }
@@ -80,6 +83,7 @@ type Cluster struct {
 	kubeAPIURL string
 	processes  []*process
 	kubelet    *kubelet
+	ha         *haState
 }
 
 type clusterPKI struct {
@@ -112,6 +116,10 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 			return nil, err
 		}
 		*p = abs
+	}
+	if cfg.HA {
+		// The aggregator proxies to an endpoint of the Service rather than to its cluster IP.
+		cfg.KubeAPIServerArgs = append(append([]string(nil), cfg.KubeAPIServerArgs...), "--enable-aggregator-routing=true")
 	}
 	c := &Cluster{cfg: cfg}
 	if err := c.start(ctx); err != nil {
@@ -151,7 +159,11 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err := c.kubectl(ctx, rbac, "apply", "--server-side", "--force-conflicts", "-f", "-"); err != nil {
 		return err
 	}
-	if err := c.startTAppAPIServer(ctx); err != nil {
+	startServer := c.startTAppAPIServer
+	if c.cfg.HA {
+		startServer = c.startHA
+	}
+	if err := startServer(ctx); err != nil {
 		return err
 	}
 	if !c.cfg.WithoutAPIServices {
@@ -308,6 +320,9 @@ func (c *Cluster) startTAppAPIServer(ctx context.Context) error {
 
 // APIServiceManifest returns the APIServices that register tapp-apiserver, with its CA bundle.
 func (c *Cluster) APIServiceManifest() ([]byte, error) {
+	if c.ha != nil {
+		return c.haAPIServiceManifest()
+	}
 	bundle, err := caBundle(c.ServerCAFile)
 	if err != nil {
 		return nil, err
@@ -417,6 +432,7 @@ func (c *Cluster) Stop() {
 		c.kubelet.stop()
 		c.kubelet = nil
 	}
+	c.stopHA()
 	for i := len(c.processes) - 1; i >= 0; i-- {
 		c.processes[i].stop(15 * time.Second)
 	}
