@@ -134,6 +134,9 @@ type Plan struct {
 	Adoptions []Adoption
 	// Releases are pods to release, by name.
 	Releases []Release
+	// RevisionLabels are pods that run their target template but whose ControllerRevisionHashLabel names
+	// another revision (another template of the set changed): a label-only patch, no restart, no budget.
+	RevisionLabels []InPlaceUpdate
 	// Gates are the writes of the tkestack.io/InPlaceUpdate readiness gate condition (pods/status) that the
 	// pods of the TApp need, apart from the pods the plan updates in place or relabels (see ComputeGates).
 	Gates []Gate
@@ -148,6 +151,10 @@ type Plan struct {
 
 	// templates are the TApp's templates, resolved and hashed once for the plan and its pods (NewPod).
 	templates *templateCache
+	// current are the templates of the current revision, nil when unknown; held instances use them.
+	current *templateCache
+	// tapp is the TApp the plan was computed for.
+	tapp *tkestackv1.TApp
 }
 
 // ComputePlan decides the actions of one sync of tapp, given the pods that may belong to it (typically the
@@ -183,9 +190,30 @@ type Plan struct {
 //     budget, so an update that fixes broken pods always progresses.
 //   - While the TApp is being deleted, nothing is done (the garbage collector removes the pods).
 func ComputePlan(tapp *tkestackv1.TApp, pods []*corev1.Pod, nodes NodeLookup, now time.Time) *Plan {
+	return ComputePlanWithRevisions(tapp, Revisions{}, pods, nodes, now)
+}
+
+// ComputePlanWithRevisions is ComputePlan for a TApp whose ControllerRevisions are known (revisions):
+//   - held instances (HoldsInstance: every instance while updateStrategy.paused, else those below
+//     updateStrategy.partition) are never updated, neither by the rolling nor by the force update; a held
+//     instance without a pod (scale-up, a deleted or migrated pod) is created from the current revision's
+//     templates (revisions.CurrentTemplates, else, when the current revision is unknown or lacks the
+//     instance's template, from the spec's); a held pod with foreign hash labels that runs its target
+//     template is still relabelled;
+//   - every pod built or updated gets ControllerRevisionHashLabel = the revision of its templates
+//     (revisions.Update for the spec's, revisions.Current for the current revision's), and a pod that runs
+//     one of them but carries another value is relabelled (RevisionLabels), without restart or budget;
+//   - deletions (scale-down, kills, migrations, strays, force deletions) are unchanged.
+func ComputePlanWithRevisions(tapp *tkestackv1.TApp, revisions Revisions, pods []*corev1.Pod, nodes NodeLookup, now time.Time) *Plan {
 	owned, strays, byName, adopt, release := classify(tapp, pods)
-	p := &planner{tapp: tapp, nodes: nodes, now: now, templates: newTemplateCache(tapp)}
-	p.plan.templates = p.templates
+	templates := newTemplateCache(tapp)
+	templates.revision = revisions.Update
+	p := &planner{tapp: tapp, nodes: nodes, now: now, templates: templates}
+	if cur := revisions.currentTApp(tapp); cur != nil {
+		p.current = newTemplateCache(cur)
+		p.current.revision = revisions.Current
+	}
+	p.plan.templates, p.plan.current, p.plan.tapp = p.templates, p.current, tapp
 	p.plan.Status = computeStatus(tapp, owned, p.templates)
 	if tapp.DeletionTimestamp != nil {
 		return &p.plan
@@ -208,6 +236,7 @@ type planner struct {
 	nodes                 NodeLookup
 	now                   time.Time
 	templates             *templateCache
+	current               *templateCache
 	plan                  Plan
 	deletes, forceDeletes []deleteItem
 }
@@ -278,11 +307,16 @@ func (p *planner) instances(owned map[int]*corev1.Pod, strays []*corev1.Pod) ([]
 			available[n] = true
 		}
 		t := p.templates.forID(id)
+		if HoldsInstance(tapp, n) {
+			p.held(id, pod, t)
+			continue
+		}
 		if t.err != nil {
 			p.plan.Errors = append(p.plan.Errors, InstanceError{ID: id, Template: t.name, Message: t.err.Error()})
 			continue
 		}
 		if pod.Labels[TemplateHashLabel] == t.hash {
+			p.revisionLabel(id, pod, t)
 			continue
 		}
 		inPlace := pod.Labels[UniqHashLabel] == t.uniq
@@ -302,6 +336,64 @@ func (p *planner) instances(owned map[int]*corev1.Pod, strays []*corev1.Pod) ([]
 	return candidates, available
 }
 
+// currentFor returns the current revision's template of instance id, or nil when it is unknown.
+func (p *planner) currentFor(id string) *templateInfo {
+	if p.current == nil {
+		return nil
+	}
+	if t := p.current.forID(id); t.err == nil {
+		return t
+	}
+	return nil
+}
+
+// held decides what a held instance's live pod needs: nothing if it runs the spec's template t or the
+// current revision's (apart from its revision label), a relabel if its hash labels are foreign and it
+// runs its target template (the current revision's, else t), and never an update.
+func (p *planner) held(id string, pod *corev1.Pod, t *templateInfo) {
+	if t.err == nil && pod.Labels[TemplateHashLabel] == t.hash {
+		p.revisionLabel(id, pod, t)
+		return
+	}
+	target := p.currentFor(id)
+	if target != nil && pod.Labels[TemplateHashLabel] == target.hash {
+		p.revisionLabel(id, pod, target)
+		return
+	}
+	if target == nil {
+		target = t
+	}
+	if target.err != nil || !ForeignHashes(pod) {
+		return
+	}
+	want := target.prepared.New(PodOwner(p.tapp), id)
+	if match, _ := CompareToTemplate(&want.Spec, &pod.Spec); match == RunsTemplate {
+		if u, ok := target.inPlaceUpdate(id, pod); ok && len(u.Images) == 0 {
+			p.plan.Relabels = append(p.plan.Relabels, u)
+		}
+	}
+}
+
+// revisionLabel relabels pod, which runs template t, when its ControllerRevisionHashLabel is not t's revision.
+func (p *planner) revisionLabel(id string, pod *corev1.Pod, t *templateInfo) {
+	if t.revision == "" || pod.Labels[ControllerRevisionHashLabel] == t.revision {
+		return
+	}
+	p.plan.RevisionLabels = append(p.plan.RevisionLabels, InPlaceUpdate{ID: id, PodName: pod.Name, UID: pod.UID, Template: t.name,
+		Update: inplace.Update{Revision: t.hash, Labels: map[string]string{ControllerRevisionHashLabel: t.revision}}})
+}
+
+// createTemplate returns the template the pod of instance ordinal n (id) is created from: the current
+// revision's for a held instance, when known, else the spec's.
+func (p *Plan) createTemplate(n int, id string) *templateInfo {
+	if p.current != nil && HoldsInstance(p.tapp, n) {
+		if t := p.current.forID(id); t.err == nil {
+			return t
+		}
+	}
+	return p.templates.forID(id)
+}
+
 // creates decides the creations of the wanted instances without a pod, and the conflicts.
 func (p *planner) creates(owned map[int]*corev1.Pod, byName map[string]*corev1.Pod, adopting map[string]bool) {
 	tapp := p.tapp
@@ -318,7 +410,7 @@ func (p *planner) creates(owned map[int]*corev1.Pod, byName map[string]*corev1.P
 			// being adopted: decide again from the next snapshot.
 			continue
 		}
-		if t := p.templates.forID(id); t.err != nil {
+		if t := p.plan.createTemplate(n, id); t.err != nil {
 			p.plan.Errors = append(p.plan.Errors, InstanceError{ID: id, Template: t.name, Message: t.err.Error()})
 			continue
 		}

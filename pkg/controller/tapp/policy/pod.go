@@ -90,7 +90,19 @@ func (p *Plan) NewPod(id string) (*corev1.Pod, error) {
 	if p.templates == nil {
 		return nil, fmt.Errorf("instance %s: the plan was not computed by ComputePlan", id)
 	}
-	return p.templates.newPod(id)
+	n, ok := ParseID(id)
+	if !ok {
+		return nil, fmt.Errorf("instance %s: not an instance id", id)
+	}
+	t := p.createTemplate(n, id)
+	if t.err != nil {
+		return nil, t.err
+	}
+	pod := t.prepared.New(PodOwner(p.tapp), id)
+	if t.revision != "" {
+		pod.Labels[ControllerRevisionHashLabel] = t.revision
+	}
+	return pod, nil
 }
 
 // NewPVCs returns the claims of instance id, one per volumeClaimTemplate, in template order: name

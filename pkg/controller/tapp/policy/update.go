@@ -16,6 +16,7 @@ import (
 // 1000, whether the pods are compared (hash labels, or content for foreign hashes) or created.
 type templateInfo struct {
 	name     string
+	revision string                  // the ControllerRevision the template belongs to, if known
 	template *corev1.PodTemplateSpec // read only
 	err      error                   // the template does not exist
 	// prepared builds the template's pods with the hashes and keys computed once (tapppod.Prepare).
@@ -31,9 +32,11 @@ type templateInfo struct {
 // templateCache resolves the templates of one TApp by name, each once. It is safe for concurrent use (the
 // executor builds pods from it in parallel).
 type templateCache struct {
-	tapp   *tkestackv1.TApp
-	mu     sync.Mutex
-	byName map[string]*templateInfo
+	tapp *tkestackv1.TApp
+	// revision names the ControllerRevision of tapp's templates; "" when unknown.
+	revision string
+	mu       sync.Mutex
+	byName   map[string]*templateInfo
 }
 
 func newTemplateCache(tapp *tkestackv1.TApp) *templateCache {
@@ -48,7 +51,7 @@ func (c *templateCache) forID(id string) *templateInfo {
 	if info, ok := c.byName[name]; ok {
 		return info
 	}
-	info := &templateInfo{name: name}
+	info := &templateInfo{name: name, revision: c.revision}
 	c.byName[name] = info
 	t, err := TemplateFor(c.tapp, name)
 	if err != nil {
@@ -76,7 +79,11 @@ func (c *templateCache) newPod(id string) (*corev1.Pod, error) {
 	if t.err != nil {
 		return nil, t.err
 	}
-	return t.prepared.New(PodOwner(c.tapp), id), nil
+	pod := t.prepared.New(PodOwner(c.tapp), id)
+	if t.revision != "" {
+		pod.Labels[ControllerRevisionHashLabel] = t.revision
+	}
+	return pod, nil
 }
 
 // inPlaceUpdate is the one diff between pod and the template: the InPlaceUpdate that moves instance id's pod
@@ -98,6 +105,9 @@ func (info *templateInfo) inPlaceUpdate(id string, pod *corev1.Pod) (InPlaceUpda
 		labels[k] = v
 	}
 	labels[InstanceIDLabel] = id
+	if info.revision != "" {
+		labels[ControllerRevisionHashLabel] = info.revision
+	}
 	recorded := recordedTemplateKeys(pod)
 	var removeLabels, removeAnnotations []string
 	for _, k := range recorded.Labels {
