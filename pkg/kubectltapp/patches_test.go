@@ -169,3 +169,25 @@ func TestPausePatch(t *testing.T) {
 		})
 	}
 }
+
+// applyJSONPatch applies a JSON patch (RFC 6902) to a copy of tapp.
+func applyJSONPatch(t *testing.T, tapp *tkestackv1.TApp, patch []byte) *tkestackv1.TApp {
+	t.Helper()
+	original, err := json.Marshal(tapp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoded, err := jsonpatch.DecodePatch(patch)
+	if err != nil {
+		t.Fatalf("decoding %s: %v", patch, err)
+	}
+	patched, err := decoded.Apply(original)
+	if err != nil {
+		t.Fatalf("applying %s: %v", patch, err)
+	}
+	var out tkestackv1.TApp
+	if err := json.Unmarshal(patched, &out); err != nil {
+		t.Fatal(err)
+	}
+	return &out
+}

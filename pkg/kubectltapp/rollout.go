@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -16,7 +15,6 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
-	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	tappinformers "github.com/tapp-io/tapp-apiserver/pkg/generated/informers/externalversions"
 )
 
@@ -214,11 +212,3 @@ instance within its update budgets. Follow it with kubectl tapp rollout status.`
 		},
 	}
 }
-
-// ownedBy reports whether obj's controller is the TApp.
-func ownedBy(obj metav1.Object, tapp *tkestackv1.TApp) bool {
-	ref := metav1.GetControllerOf(obj)
-	return ref != nil && ref.UID == tapp.UID
-}
-
-var _ = corev1.Pod{}
