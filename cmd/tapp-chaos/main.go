@@ -29,7 +29,7 @@ func main() {
 	command := flag.String("command", "", "the command to record (make chaos sets it)")
 	leaseDuration := flag.Duration("lease-duration", 5*time.Second, "tapp-apiserver --leader-elect-lease-duration (renew deadline and retry period follow at 4/5 and 1/5)")
 	timeout := flag.Duration("timeout", 30*time.Minute, "bound of the whole run")
-	scenarios := flag.String("scenarios", "controllers,server,kube-apiserver", "scenarios to run")
+	scenarios := flag.String("scenarios", "controllers,server,kube-apiserver,storage", "scenarios to run")
 	controllerKills := flag.Int("controller-kills", -1, "SIGKILLs of the leading tapp-apiserver (default 50, quick 3)")
 	replicas := flag.Int("replicas", -1, "TApp scale-up target of the controller scenario (default 200, quick 20)")
 	serverKills := flag.Int("server-kills", -1, "SIGKILLs of tapp-apiserver under write load (default 20, quick 3)")

@@ -3,7 +3,8 @@
 // updates, instance kills and scale-downs and YurtAppDaemon pool changes (counted from a pod and a
 // Deployment watch); SIGKILLs of tapp-apiserver while clients write TApps and keep a ledger of acknowledged
 // writes (lost writes, resourceVersions going backwards in watches, time to ready); and kube-apiserver
-// restarts during a rolling update (duplicate creates and deletes). cmd/tapp-chaos runs every scenario and
+// restarts during a rolling update (duplicate creates and deletes); and tapp-apiserver restarted on a wiped
+// or rewound store (pods, claims and Deployments deleted, target 0). cmd/tapp-chaos runs every scenario and
 // writes the figures into docs/reliability.md; the end-to-end suite runs short variants and asserts the
 // targets. All traffic goes to the local cluster on 127.0.0.1; every loop is bounded in count and time.
 package chaos
@@ -50,11 +51,13 @@ type Options struct {
 	RolloutReplicas int
 	// KubeAPIServerRestarts is the number of kube-apiserver restarts during that rollout.
 	KubeAPIServerRestarts int
+	// StorageWindow is how long the storage scenario watches the workloads on each wrong store.
+	StorageWindow time.Duration
 	// PhaseTimeout bounds each wait for the controllers to converge.
 	PhaseTimeout time.Duration
 	// Seed makes the random moments reproducible.
 	Seed int64
-	// Scenarios to run: "controllers", "server", "kube-apiserver"; empty runs all.
+	// Scenarios to run: "controllers", "server", "kube-apiserver", "storage"; empty runs all.
 	Scenarios []string
 	// Log receives progress lines; nil discards them.
 	Log func(format string, args ...interface{}) `json:"-"`
@@ -66,7 +69,8 @@ func DefaultOptions() Options {
 		ControllerKills: 50, Replicas: 200, Pools: 4,
 		ServerKills: 20, Writers: 4,
 		RolloutReplicas: 40, KubeAPIServerRestarts: 2,
-		PhaseTimeout: 4 * time.Minute, Seed: 1,
+		StorageWindow: 2 * time.Minute,
+		PhaseTimeout:  4 * time.Minute, Seed: 1,
 	}
 }
 
@@ -76,7 +80,8 @@ func QuickOptions() Options {
 		ControllerKills: 3, Replicas: 20, Pools: 2,
 		ServerKills: 3, Writers: 2,
 		RolloutReplicas: 10, KubeAPIServerRestarts: 1,
-		PhaseTimeout: 3 * time.Minute, Seed: 1,
+		StorageWindow: 30 * time.Second,
+		PhaseTimeout:  3 * time.Minute, Seed: 1,
 	}
 }
 
@@ -86,6 +91,7 @@ type Results struct {
 	Controllers   *ControllerKillResult       `json:"controllers,omitempty"`
 	Server        *ServerKillResult           `json:"server,omitempty"`
 	KubeAPIServer *KubeAPIServerRestartResult `json:"kubeAPIServer,omitempty"`
+	Storage       *StorageResult              `json:"storage,omitempty"`
 	// Command is the command line of the run, for the record.
 	Command string        `json:"command"`
 	Started time.Time     `json:"started"`
@@ -150,6 +156,15 @@ func Run(ctx context.Context, cluster Cluster, adminConfig *rest.Config, opts Op
 	if want("kube-apiserver") {
 		if res.KubeAPIServer, err = runKubeAPIServerRestarts(ctx, cluster, c, opts, rng); err != nil {
 			return res, fmt.Errorf("kube-apiserver restarts: %w", err)
+		}
+	}
+	if want("storage") {
+		sc, ok := cluster.(StoreCluster)
+		if !ok {
+			return res, fmt.Errorf("storage: the cluster cannot stop and start tapp-apiserver around its store")
+		}
+		if res.Storage, err = runStorage(ctx, sc, c, opts); err != nil {
+			return res, fmt.Errorf("storage: %w", err)
 		}
 	}
 	res.Took = time.Since(res.Started)

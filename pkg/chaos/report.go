@@ -56,6 +56,16 @@ func (r *Results) Targets() []string {
 			misses = append(misses, "kube-apiserver restarts: the rollout did not finish: "+k.Problem)
 		}
 	}
+	if st := r.Storage; st != nil {
+		for _, ph := range st.Phases {
+			if ph.Served {
+				misses = append(misses, fmt.Sprintf("storage: %s: the wrong store was served", ph.Name))
+			}
+			if n := len(ph.Deleted) + len(ph.DeletedAfter); n > 0 {
+				misses = append(misses, fmt.Sprintf("storage: %s: %d workloads deleted: %v %v", ph.Name, n, ph.Deleted, ph.DeletedAfter))
+			}
+		}
+	}
 	return misses
 }
 
@@ -140,6 +150,25 @@ func (r *Results) Markdown() string {
 		p("| tapp-apiserver exits (controllers' Lease not renewed in time), restarted as a kubelet would | %d | |\n\n", k.TAppAPIServerExits)
 		p("Instances already updated when each restart began: %v of %d. kube-apiserver restart (min / median / max): %s.\n\n",
 			k.UpdatedAtRestart, k.Replicas, k.Restart)
+	} else {
+		p("Not run.\n\n")
+	}
+
+	p("### Lost and rewound store\n\n")
+	if st := r.Storage; st != nil {
+		p("A TApp of 4 instances with a volume claim each and a YurtAppDaemon with one Deployment. tapp-apiserver is\n")
+		p("stopped and started on a wrong store, watched for %s, then stopped and started on its own store\n", st.Window)
+		p("again and watched 10 s more; nobody accepts the wrong store (`tapp-apiserver storage accept`), so\n")
+		p("nothing may be deleted. *store wiped*: an empty data directory. *store rewound*: a copy of the data\n")
+		p("directory taken before a second TApp (2 instances with claims) was created and the high-water mark moved\n")
+		p("past it (docs/storage.md).\n\n")
+		p("| store | workloads watched | served | answered 503 | deleted on the wrong store | deleted after | own store served again after |\n")
+		p("|---|---:|---|---|---:|---:|---:|\n")
+		for _, ph := range st.Phases {
+			p("| %s | %d | %s | %s | %d | %d | %s |\n", ph.Name, ph.Watched, yesNo(ph.Served), yesNo(ph.Refused),
+				len(ph.Deleted), len(ph.DeletedAfter), ph.Recovered.Round(100*time.Millisecond))
+		}
+		p("\nTargets: never served, 0 deleted.\n\n")
 	} else {
 		p("Not run.\n\n")
 	}
