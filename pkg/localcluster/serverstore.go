@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// TAppAPIServerDataDir is the data directory of tapp-apiserver's embedded etcd: its whole store.
+// TAppAPIServerDataDir is the data directory of tapp-apiserver's embedded etcd: its whole store. The HA form
+// keeps its store in its three etcd members instead; these methods are for the single-replica form.
 func (c *Cluster) TAppAPIServerDataDir() string { return c.path("tapp-apiserver", "etcd") }
 
 // StopTAppAPIServer stops tapp-apiserver (SIGTERM, then SIGKILL after restartGrace) and leaves it stopped,
@@ -47,7 +48,7 @@ func (c *Cluster) StartTAppAPIServer() error {
 	return nil
 }
 
-// serverProcess is tapp-apiserver's process, running or not.
+// serverProcess is tapp-apiserver's process (the first replica), running or not.
 func (c *Cluster) serverProcess() *process {
 	for _, p := range c.processes {
 		if p.name == "tapp-apiserver" {
