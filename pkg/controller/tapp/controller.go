@@ -10,8 +10,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -50,6 +52,7 @@ type Controller struct {
 	podIndex   cache.Indexer
 	claims     corelisters.PersistentVolumeClaimLister
 	nodes      corelisters.NodeLister
+	revisions  appslisters.ControllerRevisionLister
 
 	queue workqueue.TypedRateLimitingInterface[string]
 	loop  *workloop.Loop
@@ -63,12 +66,14 @@ type Controller struct {
 // tappKind is what a pod's controller reference names when the pod belongs to a TApp.
 var tappKind = tkestackv1.SchemeGroupVersion.WithKind("TApp").GroupKind()
 
-// NewController builds the TApp controller and registers its informers (pods, claims, nodes, TApps) with
+// NewController builds the TApp controller and registers its informers (pods, claims, nodes, TApps,
+// ControllerRevisions) with
 // their factories, which the caller starts. podStatusClient makes the readiness-gate condition writes; it
 // may be kubeClient, or a client with a rate limit of its own.
 func NewController(kubeClient, podStatusClient kubernetes.Interface, client versioned.Interface,
 	podInformer coreinformers.PodInformer, claimInformer coreinformers.PersistentVolumeClaimInformer,
-	nodeInformer coreinformers.NodeInformer, tappInformer tappinformers.TAppInformer, recorder record.EventRecorder) (*Controller, error) {
+	nodeInformer coreinformers.NodeInformer, tappInformer tappinformers.TAppInformer,
+	revisionInformer appsinformers.ControllerRevisionInformer, recorder record.EventRecorder) (*Controller, error) {
 	c := &Controller{
 		kubeClient: kubeClient,
 		client:     client,
@@ -77,6 +82,7 @@ func NewController(kubeClient, podStatusClient kubernetes.Interface, client vers
 		podIndex:   podInformer.Informer().GetIndexer(),
 		claims:     claimInformer.Lister(),
 		nodes:      nodeInformer.Lister(),
+		revisions:  revisionInformer.Lister(),
 		recorder:   recorder,
 		updater:    &inplace.Updater{Client: kubeClient, StatusClient: podStatusClient},
 	}
@@ -110,6 +116,7 @@ func NewController(kubeClient, podStatusClient kubernetes.Interface, client vers
 		c.loop.Watch(nodeInformer.Informer(), cache.ResourceEventHandlerFuncs{
 			UpdateFunc: c.nodeUpdated, DeleteFunc: c.nodeDeleted,
 		}),
+		c.loop.Watch(revisionInformer.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.revisionDeleted}),
 	); err != nil {
 		return nil, err
 	}

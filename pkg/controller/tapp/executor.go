@@ -70,8 +70,33 @@ func (c *Controller) execute(ctx context.Context, key string, tapp *tkestackv1.T
 		}
 	})
 
+	workqueue.ParallelizeUntil(ctx, actions.MaxParallel, len(plan.RevisionLabels), func(i int) {
+		u := plan.RevisionLabels[i]
+		if f := c.relabelRevision(ctx, key, tapp, byName[u.PodName], u); f != nil {
+			failures.Add(*f)
+		}
+	})
+
 	failures.Add(c.createInstances(ctx, key, tapp, plan)...)
 	return failures.List()
+}
+
+// relabelRevision sets the controller-revision-hash label of a pod that runs its template already: a
+// label-only patch bound to the pod's UID, which restarts nothing.
+func (c *Controller) relabelRevision(ctx context.Context, key string, tapp *tkestackv1.TApp, pod *corev1.Pod, u policy.InPlaceUpdate) *actions.Failure {
+	if pod == nil {
+		return nil
+	}
+	revision := u.Labels[policy.ControllerRevisionHashLabel]
+	c.expectations.Raise(key, pod.Name, expectations.UpdateTo(policy.ControllerRevisionHashLabel, revision))
+	_, err := c.updater.Apply(ctx, pod, u.Update)
+	metrics.CountAction("relabel-revision", err)
+	if err != nil {
+		c.expectations.Lower(key, pod.Name)
+		return c.updateFailed(tapp, pod, err)
+	}
+	klog.FromContext(ctx).V(4).Info("Relabelled pod with its revision", "pod", pod.Name, "revision", revision)
+	return nil
 }
 
 type deletion struct {

@@ -23,14 +23,22 @@ const (
 	// ConditionProgressing is True; its reason says whether the TApp is RolloutComplete (every wanted
 	// instance runs its current template and is ready) or RolloutInProgress.
 	ConditionProgressing = "Progressing"
+	// ConditionPaused is True while spec.updateStrategy.paused holds the rollout; Progressing is then
+	// Unknown with reason RolloutPaused.
+	ConditionPaused = "Paused"
 	// ConditionReplicaFailure is True while an action fails (pod creation refused by the API, a foreign pod
 	// holding an instance's name, a missing template); its message is the API's message.
 	ConditionReplicaFailure = "ReplicaFailure"
 )
 
-// desiredStatus returns the status to report for tapp, given the plan's view of its pods and the failures
-// of this sync. Conditions keep their transition times while their status does not change.
-func desiredStatus(tapp *tkestackv1.TApp, s policy.Status, failures []actions.Failure) tkestackv1.TAppStatus {
+// desiredStatus returns the status to report for tapp, given the plan's view of its pods, its revisions and
+// the failures of this sync. Conditions keep their transition times while their status does not change.
+//
+// status.updateRevision is the revision of the spec's templates; status.currentRevision stays the revision
+// the instances ran before the rollout until every wanted instance runs the spec's templates
+// (policy.RolloutComplete), then becomes the update revision. status.collisionCount is tapp's (raised by
+// syncRevisions on a collision).
+func desiredStatus(tapp *tkestackv1.TApp, s policy.Status, revisions policy.Revisions, collisionCount *int32, failures []actions.Failure) tkestackv1.TAppStatus {
 	status := *tapp.Status.DeepCopy()
 	status.ObservedGeneration = tapp.Generation
 	status.Replicas = s.Replicas
@@ -39,6 +47,13 @@ func desiredStatus(tapp *tkestackv1.TApp, s policy.Status, failures []actions.Fa
 	status.UpdatedReadyReplicas = s.UpdatedReadyReplicas
 	status.AppStatus = s.App
 	status.Statuses = s.Instances
+	if revisions.Update != "" {
+		status.UpdateRevision, status.CurrentRevision = revisions.Update, revisions.Current
+		if policy.RolloutComplete(tapp, s) {
+			status.CurrentRevision = revisions.Update
+		}
+		status.CollisionCount = collisionCount
+	}
 	status.ScaleLabelSelector = ""
 	if tapp.Spec.Selector != nil {
 		if sel, err := metav1.LabelSelectorAsSelector(tapp.Spec.Selector); err == nil {
@@ -68,6 +83,17 @@ func desiredStatus(tapp *tkestackv1.TApp, s policy.Status, failures []actions.Fa
 		progressing.Reason = "RolloutInProgress"
 		progressing.Message = fmt.Sprintf("%d of %d instances updated, %d of them ready", s.UpdatedReplicas, wanted, s.UpdatedReadyReplicas)
 	}
+	if tapp.Spec.UpdateStrategy.Paused {
+		progressing.Status, progressing.Reason = metav1.ConditionUnknown, "RolloutPaused"
+		progressing.Message = fmt.Sprintf("rollout paused by spec.updateStrategy.paused: %d of %d instances updated", s.UpdatedReplicas, wanted)
+		setCondition(&status.Conditions, metav1.Condition{Type: ConditionPaused, Status: metav1.ConditionTrue, Reason: "RolloutPaused",
+			Message: "spec.updateStrategy.paused is true: no instance is updated; new instances use status.currentRevision"}, tapp.Generation)
+	} else {
+		meta.RemoveStatusCondition(&status.Conditions, ConditionPaused)
+		if p := tapp.Spec.UpdateStrategy.Partition; p > 0 && progressing.Reason == "RolloutInProgress" {
+			progressing.Message += fmt.Sprintf("; instances below updateStrategy.partition %d keep status.currentRevision", p)
+		}
+	}
 	setCondition(&status.Conditions, available, tapp.Generation)
 	setCondition(&status.Conditions, progressing, tapp.Generation)
 
@@ -90,13 +116,13 @@ func setCondition(conditions *[]metav1.Condition, c metav1.Condition, generation
 // a conflict, often the cache being behind our own previous write). The status describes the pods, not the
 // TApp's resourceVersion, so it is written on the current TApp, unless that is another TApp or its spec
 // changed since the plan (the sync its change triggers writes the status).
-func (c *Controller) writeStatus(ctx context.Context, tapp *tkestackv1.TApp, plan *policy.Plan, failures []actions.Failure) error {
+func (c *Controller) writeStatus(ctx context.Context, tapp *tkestackv1.TApp, plan *policy.Plan, revisions policy.Revisions, failures []actions.Failure) error {
 	return statuswrite.Write(ctx, c.client.TKEStackAppsV1().TApps(tapp.Namespace), tapp.Name, tapp,
 		func(cur *tkestackv1.TApp) (*tkestackv1.TApp, bool) {
 			if cur.UID != tapp.UID || cur.Generation != tapp.Generation {
 				return cur, false
 			}
-			status := desiredStatus(cur, plan.Status, failures)
+			status := desiredStatus(cur, plan.Status, revisions, tapp.Status.CollisionCount, failures)
 			if equality.Semantic.DeepEqual(status, cur.Status) {
 				return cur, false
 			}

@@ -18,9 +18,10 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 )
 
-// sync brings one TApp closer to its spec: it computes the plan from the cache, executes it unless the
-// cache is known to be behind the controller's own writes, drives in-place updates in progress, prunes
-// unused templates when asked, and writes the status.
+// sync brings one TApp closer to its spec: it records its templates as a ControllerRevision, computes the
+// plan from the cache, executes it unless the cache is known to be behind the controller's own writes,
+// drives in-place updates in progress, prunes unused templates when asked and old revisions, and writes
+// the status.
 func (c *Controller) sync(ctx context.Context, key string) error {
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
@@ -42,10 +43,18 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	plan := policy.ComputePlan(tapp, pods, c.nodeState, c.clock.Now())
-	claimPlan := policy.PlanClaims(tapp, claims)
 	var failures []actions.Failure
 	var errs []error
+	// A private copy: syncRevisions raises status.collisionCount on a hash collision.
+	tapp = tapp.DeepCopy()
+	var revisions policy.Revisions
+	if tapp.DeletionTimestamp == nil {
+		if revisions, err = c.syncRevisions(ctx, tapp); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	plan := policy.ComputePlanWithRevisions(tapp, revisions, pods, c.nodeState, c.clock.Now())
+	claimPlan := policy.PlanClaims(tapp, claims)
 	if tapp.DeletionTimestamp == nil {
 		if c.expectations.Satisfied(key, c.cachedPod(namespace)) {
 			failures = c.execute(ctx, key, tapp, pods, plan, claimPlan)
@@ -56,8 +65,15 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		if err := c.pruneUnusedTemplates(ctx, tapp); err != nil {
 			errs = append(errs, err)
 		}
+		if revisions.Update != "" {
+			keep := policy.RevisionsInUse(pods)
+			keep[revisions.Update], keep[revisions.Current] = true, true
+			if err := c.truncateHistory(ctx, tapp, keep); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
-	if err := c.writeStatus(ctx, tapp, plan, failures); err != nil {
+	if err := c.writeStatus(ctx, tapp, plan, revisions, failures); err != nil {
 		errs = append(errs, err)
 	}
 	if plan.RequeueAfter > 0 {
