@@ -111,6 +111,7 @@ func run(opts chaos.Options, toolsDir, serverBinary, outDir, doc, command string
 	if runErr != nil {
 		logf("stopped early: %v", runErr)
 	}
+	res.Command = command + fmt.Sprintf(" (controllers' Lease %s)", lease)
 	data, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return err
@@ -118,7 +119,6 @@ func run(opts chaos.Options, toolsDir, serverBinary, outDir, doc, command string
 	if err := os.WriteFile(filepath.Join(outDir, "results.json"), data, 0o644); err != nil {
 		return err
 	}
-	res.Command = command + fmt.Sprintf(" (controllers' Lease %s)", lease)
 	section := res.Markdown()
 	if runErr != nil {
 		section += fmt.Sprintf("\nThe run stopped early: %v\n", runErr)
