@@ -150,7 +150,7 @@ func Decide(cluster ClusterRecord, store StoreRecord) Verdict {
 		return Verdict{Action: Refuse, Reason: ReasonRewoundStore, Message: fmt.Sprintf(
 			"the store's revision %d is below %d, the highest this cluster has seen it serve: it was restored from an "+
 				"older snapshot without bumping its revision, and objects created since would answer 404. Restore "+
-				"with `etcdutl snapshot restore --bump-revision --mark-compacted` past the mark (docs/install.md). %s",
+				"with `etcdutl snapshot restore --bump-revision --mark-compacted` past the mark (docs/storage.md). %s",
 			store.Revision, cluster.HighWater, acceptHint)}
 	}
 	return Verdict{Action: Serve}
