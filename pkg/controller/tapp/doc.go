@@ -2,10 +2,12 @@
 // executor that carries out the plan computed by the policy package (adoption and release of pods with
 // UID-bound patches of pkg/ownership, after re-reading the TApp from the API server; pod and claim
 // creation in slow-start batches, deletion, relabelling and in-place updates through the inplace package)
-// and writes the TApp's status. A pod belongs to the TApp its controller reference names by group, kind,
+// and writes the TApp's status. It also keeps the TApp's ControllerRevisions (revisions.go: one per set of
+// templates, owned by the TApp, pruned to spec.revisionHistoryLimit) and reports status.currentRevision and
+// status.updateRevision. A pod belongs to the TApp its controller reference names by group, kind,
 // name and UID.
 //
-// The controller never decides what to do itself: policy.ComputePlan does, from the TApp and a snapshot of
+// The controller never decides what to do itself: policy.ComputePlanWithRevisions does, from the TApp and a snapshot of
 // its pods. Each pod write raises an expectation (pkg/controller/expectations, by pod name); while the pod
 // cache has not shown one, the plan is not executed, so a slow informer never causes a second create of an
 // instance or a missed delete. Informer cache objects are never modified.

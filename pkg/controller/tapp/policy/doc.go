@@ -23,6 +23,10 @@
 //     (pkg/inplace), which applies it as it is. Each template is resolved and hashed once per plan
 //     (tapppod.Prepare): the pods built to judge foreign-hash pods by content, and those the executor
 //     creates (Plan.NewPod), reuse its hashes instead of hashing it once per pod;
+//   - ComputePlanWithRevisions / RevisionName / RevisionData / HoldsInstance: ComputePlan with the TApp's
+//     ControllerRevisions: instances held by spec.updateStrategy.paused or below .partition are not updated
+//     and are (re)created from the current revision's templates; pods carry controller-revision-hash;
+//     RolloutComplete says when the update revision becomes the current one;
 //   - Owner / ClaimOwner / PlanClaims: the TApp as pkg/ownership sees pods and claims (which
 //     orphans it adopts, which it releases);
 //   - ForeignHashes / CompareToTemplate: how a pod whose hash labels this controller did not write (a pod of
