@@ -78,7 +78,7 @@ func (c *Config) Complete() CompletedConfig {
 	}
 	buildWithFront := c.GenericConfig.BuildHandlerChainFunc
 	c.GenericConfig.BuildHandlerChainFunc = func(api http.Handler, config *genericapiserver.Config) http.Handler {
-		return buildWithFront(front.handler(api), config)
+		return buildWithFront(front.instanceKeys(front.handler(api)), config)
 	}
 	return CompletedConfig{generic: c.GenericConfig.Complete(), apiServiceTarget: target,
 		clientConfig: c.GenericConfig.ClientConfig, fence: c.StorageFence, patchFront: front}

@@ -245,7 +245,7 @@ func validateTemplateReferences(spec *tkestack.TAppSpec, fldPath *field.Path) fi
 	var allErrs field.ErrorList
 	templatesPath := fldPath.Child("templates")
 	ids := sortedKeys(spec.Templates)
-	allErrs = append(allErrs, validateInstanceKeys(ids, templatesPath)...)
+	allErrs = append(allErrs, ValidateInstanceKeys(ids, templatesPath)...)
 	for _, id := range ids {
 		if _, ok := parseInstanceID(id); ok {
 			allErrs = append(allErrs, validateTemplateName(spec.Templates[id], spec.TemplatePool, templatesPath.Key(id))...)
@@ -274,7 +274,7 @@ func validateTemplateName(name string, pool map[string]corev1.PodTemplateSpec, f
 
 func validateSpecStatuses(statuses map[string]tkestack.InstanceStatus, fldPath *field.Path) field.ErrorList {
 	ids := sortedKeys(statuses)
-	allErrs := validateInstanceKeys(ids, fldPath)
+	allErrs := ValidateInstanceKeys(ids, fldPath)
 	for _, id := range ids {
 		if _, ok := parseInstanceID(id); ok && statuses[id] != tkestack.InstanceKilled {
 			allErrs = append(allErrs, field.NotSupported(fldPath.Key(id), statuses[id], SupportedSpecStatuses))
@@ -306,10 +306,10 @@ func parseInstanceID(key string) (int, bool) {
 // maxKeyExamples is how many of the keys that are not instance ids validateInstanceKeys names.
 const maxKeyExamples = 3
 
-// validateInstanceKeys checks the keys of a map keyed by instance id (sorted). A single bad key is reported
+// ValidateInstanceKeys checks the keys of a map keyed by instance id (sorted). A single bad key is reported
 // on its own path; several are one error on the map, naming the first few and the count: a key that can never
 // be an instance needs no error of its own, and a body of many such keys gets an answer of constant size.
-func validateInstanceKeys(keys []string, fldPath *field.Path) field.ErrorList {
+func ValidateInstanceKeys(keys []string, fldPath *field.Path) field.ErrorList {
 	var bad []string
 	badCount := 0
 	for _, key := range keys {
@@ -500,7 +500,7 @@ func validateTAppStatus(status *tkestack.TAppStatus, fldPath *field.Path) field.
 	statusesPath := fldPath.Child("statuses")
 	known := sets.New(SupportedInstanceStatuses...)
 	ids := sortedKeys(status.Statuses)
-	allErrs = append(allErrs, validateInstanceKeys(ids, statusesPath)...)
+	allErrs = append(allErrs, ValidateInstanceKeys(ids, statusesPath)...)
 	for _, id := range ids {
 		if _, ok := parseInstanceID(id); ok && !known.Has(string(status.Statuses[id])) {
 			allErrs = append(allErrs, field.NotSupported(statusesPath.Key(id), status.Statuses[id], SupportedInstanceStatuses))

@@ -1,0 +1,129 @@
+package apiserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"sort"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	sigsjson "sigs.k8s.io/json"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/errorlimit"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/validation"
+)
+
+// Large TApp bodies pass through instanceKeys before the generic handlers.
+//
+// The generic create, update and patch handlers compute managedFields before validation runs, and that costs
+// the square of the number of map keys (sigs.k8s.io/structured-merge-diff inserts every key into a sorted
+// set, fieldpath.PathElementSet.Insert): a TApp with 150,000 keys in spec.statuses took more than 10 s to be
+// refused. The maps keyed by instance id (spec.templates, spec.statuses, status.statuses) hold at most
+// MaxReplicas keys that can be instances, so the front refuses, before the handler, a body whose maps name
+// keys that can never be an instance, and a full object (create or replace) whose spec.templates name
+// templates it does not define: with the same errors validation gives, so no request that validation would
+// accept is refused. Bodies below instanceKeysMinBody are not looked at.
+
+// instanceKeysMinBody is the body size from which the front reads TApp writes.
+const instanceKeysMinBody = 64 * 1024
+
+// instanceMaps is the part of a TApp (or a merge patch of one) the front reads. A nil value is a deletion in
+// a patch.
+type instanceMaps struct {
+	Metadata struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	Spec struct {
+		Templates    map[string]*string          `json:"templates"`
+		Statuses     map[string]*json.RawMessage `json:"statuses"`
+		TemplatePool map[string]*json.RawMessage `json:"templatePool"`
+	} `json:"spec"`
+	Status struct {
+		Statuses map[string]*json.RawMessage `json:"statuses"`
+	} `json:"status"`
+}
+
+// instanceKeys wraps next with the instance-key checks; it shares the strategic merge front's codecs and body
+// limit.
+func (f *strategicMergeFront) instanceKeys(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info, ok := request.RequestInfoFrom(r.Context())
+		if !ok || !info.IsResourceRequest || info.APIGroup != tkestack.GroupName || info.Resource != "tapps" ||
+			(info.Verb != "create" && info.Verb != "update" && info.Verb != "patch") ||
+			(info.Subresource != "" && info.Subresource != "status") ||
+			r.ContentLength >= 0 && r.ContentLength < instanceKeysMinBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, f.maxBody+1))
+		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		if err != nil || int64(len(body)) > f.maxBody || len(body) < instanceKeysMinBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		var maps instanceMaps
+		if sigsjson.UnmarshalCaseSensitivePreserveInts(body, &maps) != nil {
+			next.ServeHTTP(w, r) // not JSON (YAML, a JSON patch): the handler decides
+			return
+		}
+		fullObject := info.Verb != "patch"
+		var errs field.ErrorList
+		if info.Subresource == "status" {
+			errs = instanceKeyErrors(maps.Status.Statuses, field.NewPath("status", "statuses"))
+		} else {
+			errs = append(instanceKeyErrors(maps.Spec.Statuses, field.NewPath("spec", "statuses")),
+				instanceKeyErrors(maps.Spec.Templates, field.NewPath("spec", "templates"))...)
+			if fullObject && len(errs) == 0 {
+				errs = missingTemplates(maps.Spec.Templates, maps.Spec.TemplatePool)
+			}
+		}
+		if len(errs) == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		name := info.Name
+		if name == "" {
+			name = maps.Metadata.Name
+		}
+		status := apierrors.NewInvalid(tkestack.Kind("TApp"), name, errorlimit.Limit(errs))
+		responsewriters.ErrorNegotiated(status, f.codecs, schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}, w, r)
+	})
+}
+
+// instanceKeyErrors is validation's error for the keys of m with a value that can never be instance ids.
+func instanceKeyErrors[V any](m map[string]*V, fldPath *field.Path) field.ErrorList {
+	keys := make([]string, 0, len(m))
+	for key, value := range m {
+		if value != nil {
+			keys = append(keys, key)
+		}
+	}
+	sort.Strings(keys)
+	return validation.ValidateInstanceKeys(keys, fldPath)
+}
+
+// missingTemplates is validation's NotFound for every spec.templates value that names no template of the object.
+func missingTemplates(templates map[string]*string, pool map[string]*json.RawMessage) field.ErrorList {
+	ids := make([]string, 0, len(templates))
+	for id := range templates {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var errs field.ErrorList
+	for _, id := range ids {
+		name := templates[id]
+		if name == nil || *name == tkestack.DefaultTemplateName {
+			continue
+		}
+		if _, ok := pool[*name]; !ok {
+			errs = append(errs, field.NotFound(field.NewPath("spec", "templates").Key(id), *name))
+		}
+	}
+	return errs
+}
