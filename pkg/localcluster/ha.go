@@ -21,6 +21,7 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/etcdpki"
 )
@@ -143,19 +144,61 @@ func (c *Cluster) StartReplica(ctx context.Context, i int) error {
 	if err := c.startStopped(ReplicaName(i)); err != nil {
 		return err
 	}
-	return c.waitHTTP(ctx, ReplicaName(i), c.ReplicaURL(i)+"/readyz", nil)
+	return c.waitProcessHTTP(ctx, ReplicaName(i), c.ReplicaURL(i)+"/readyz", nil)
 }
 
 // KillEtcdMember kills etcd member i of the HA form with SIGKILL and leaves it stopped.
 func (c *Cluster) KillEtcdMember(i int) error { return c.kill(EtcdMemberName(i)) }
 
-// StartEtcdMember starts a stopped etcd member i again on its data directory and waits until it answers
-// /health (which needs a quorum).
-func (c *Cluster) StartEtcdMember(ctx context.Context, i int) error {
-	if err := c.startStopped(EtcdMemberName(i)); err != nil {
-		return err
+// StartEtcdMembers starts stopped etcd members of the HA form again on their data directories and waits
+// until each answers /health (which needs a quorum).
+func (c *Cluster) StartEtcdMembers(ctx context.Context, members ...int) error {
+	for _, i := range members {
+		if err := c.startStopped(EtcdMemberName(i)); err != nil {
+			return err
+		}
 	}
-	return c.waitEtcdMember(ctx, i)
+	certs := func(name string) string { return filepath.Join(c.HAEtcdCertDir(), name) }
+	for _, i := range members {
+		if err := c.waitProcessHTTP(ctx, EtcdMemberName(i), c.ha.etcdURLs[i]+"/health", &rest.Config{TLSClientConfig: rest.TLSClientConfig{
+			CAFile: certs(etcdpki.CAFile), CertFile: certs(etcdpki.ClientCertFile), KeyFile: certs(etcdpki.ClientKeyFile),
+		}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitProcessHTTP polls url until it answers 200, failing early if the named process exits; other processes
+// of the cluster may be stopped meanwhile.
+func (c *Cluster) waitProcessHTTP(ctx context.Context, name, url string, cfg *rest.Config) error {
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	if cfg != nil {
+		transport, err := rest.TransportFor(cfg)
+		if err != nil {
+			return err
+		}
+		client.Transport = transport
+	}
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		if done, err := c.processByName(name).exited(); done {
+			return false, fmt.Errorf("%s exited (%v); see %s", name, err, c.path("logs", name+".log"))
+		}
+		resp, err := client.Get(url)
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		resp.Body.Close()
+		last = resp.Status
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %s at %s: %w (last: %s)", name, url, err, last)
+	}
+	c.cfg.Log("%s is ready", name)
+	return nil
 }
 
 func (c *Cluster) kill(name string) error {

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -95,12 +97,11 @@ func TestHA(t *testing.T) {
 		if _, err := tapps.TKEStackAppsV1().TApps(ns).Patch(ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		pollUntil(t, time.Minute, "the rolling update to start", func() error {
-			if history.updated() == 0 {
-				return fmt.Errorf("no pod has %s yet", newImage)
-			}
-			return nil
-		})
+		select {
+		case <-history.firstChange:
+		case <-time.After(time.Minute):
+			t.Fatalf("no pod got %s within a minute", newImage)
+		}
 		updatedAtKill := history.updated()
 		lastRenew := lease.Spec.RenewTime.Time
 		if err := c.KillReplica(leader); err != nil {
@@ -139,6 +140,9 @@ func TestHA(t *testing.T) {
 		if err := c.StartReplica(ctx, leader); err != nil {
 			t.Fatal(err)
 		}
+		if updatedAtKill == replicas {
+			t.Errorf("all %d pods were updated before the leader was killed: the update was not in progress", replicas)
+		}
 
 		after := haWaitPods(t, kube, ns, name, replicas, newImage)
 		history.stop()
@@ -162,6 +166,82 @@ func TestHA(t *testing.T) {
 		if len(changes) != replicas || len(deleted) != 0 || len(created) != 0 {
 			t.Errorf("image changes %v, pods deleted %v, pods created %v; want each of %d pods changed once, none deleted or created",
 				changes, deleted, created, replicas)
+		}
+	})
+
+	t.Run("etcd quorum lost and back", func(t *testing.T) {
+		const name = "roll"
+		before := haWaitPods(t, kube, ns, name, 6, "nginx:1.25")
+		for _, m := range []int{1, 2} {
+			if err := c.KillEtcdMember(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		lost := time.Now()
+		// Writes answer 5xx: a timeout while etcd cannot commit, then 503 once the replicas find their store
+		// unreadable and fail their readiness.
+		timed := rest.CopyConfig(c.AdminConfig)
+		timed.Timeout = 15 * time.Second
+		timedTApps := versioned.NewForConfigOrDie(timed)
+		var codes []string
+		pollUntil(t, 2*time.Minute, "writes to answer 503 with both replicas unready", func() error {
+			_, err := timedTApps.TKEStackAppsV1().TApps(ns).Create(ctx, haTApp(fmt.Sprintf("quorum-%d", len(codes)), "nginx:1.24"), metav1.CreateOptions{})
+			status, ok := err.(apierrors.APIStatus)
+			if err == nil || !ok {
+				t.Fatalf("a create without etcd quorum answered %v, want a 5xx status", err)
+			}
+			code := status.Status().Code
+			if codes = append(codes, fmt.Sprintf("%d (%v)", code, err)); code < 500 {
+				t.Fatalf("a create without etcd quorum answered %d (%v), want 5xx", code, err)
+			}
+			if code != http.StatusServiceUnavailable {
+				return err
+			}
+			return nil
+		})
+		t.Logf("without quorum, writes answered %q; 503 after %s", codes, time.Since(lost).Round(time.Second))
+		// The controllers have stopped: an instance whose pod is deleted gets no new one, and nothing else is
+		// deleted while the API is unavailable.
+		victim := before[0]
+		if err := kube.CoreV1().Pods(ns).Delete(ctx, victim.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		holdsFor(t, 20*time.Second, "the controllers stopped and nothing deleted", func() error {
+			for id, pod := range before {
+				now, err := kube.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+				switch {
+				case id == 0 && apierrors.IsNotFound(err):
+				case id == 0 && err == nil && now.UID != pod.UID:
+					return fmt.Errorf("pod %s was recreated without etcd quorum", pod.Name)
+				case id != 0 && (err != nil || now.UID != pod.UID):
+					return fmt.Errorf("pod %s was deleted or replaced without etcd quorum: %v", pod.Name, err)
+				}
+			}
+			return nil
+		})
+		if err := c.StartEtcdMembers(ctx, 1, 2); err != nil {
+			t.Fatal(err)
+		}
+		back := time.Now()
+		pollUntil(t, 2*time.Minute, "a write through kube-apiserver", func() error {
+			_, err := timedTApps.TKEStackAppsV1().TApps(ns).Create(ctx, haTApp("quorum-back", "nginx:1.24"), metav1.CreateOptions{})
+			return err
+		})
+		t.Logf("writes succeed %s after quorum is back", time.Since(back).Round(time.Second))
+		after := haWaitPods(t, kube, ns, name, 6, "nginx:1.25")
+		for id, pod := range before {
+			if id != 0 && after[id].UID != pod.UID {
+				t.Errorf("pod %s was replaced (uid %s → %s)", pod.Name, pod.UID, after[id].UID)
+			}
+		}
+		if after[0].UID == victim.UID {
+			t.Errorf("pod %s was not recreated after quorum came back", victim.Name)
+		}
+		for i := 0; i < c.Replicas(); i++ {
+			seen := haReplicaTAppNames(t, c, i, ns)
+			if !seen[name] || !seen["quorum-back"] {
+				t.Errorf("%s does not serve %s and quorum-back", localcluster.ReplicaName(i), name)
+			}
 		}
 	})
 }
@@ -362,6 +442,8 @@ type haPodImages struct {
 	created []string
 	w       watch.Interface
 	done    chan struct{}
+	// firstChange is closed at the first image change.
+	firstChange chan struct{}
 }
 
 func haWatchPodImages(t *testing.T, kube kubernetes.Interface, ns, name string) *haPodImages {
@@ -371,7 +453,7 @@ func haWatchPodImages(t *testing.T, kube kubernetes.Interface, ns, name string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &haPodImages{image: map[string]string{}, changes: map[string]int{}, done: make(chan struct{})}
+	h := &haPodImages{image: map[string]string{}, changes: map[string]int{}, done: make(chan struct{}), firstChange: make(chan struct{})}
 	for _, pod := range list.Items {
 		h.image[pod.Name] = pod.Spec.Containers[0].Image
 	}
@@ -394,7 +476,9 @@ func haWatchPodImages(t *testing.T, kube kubernetes.Interface, ns, name string) 
 			case watch.Modified:
 				if image := pod.Spec.Containers[0].Image; image != h.image[pod.Name] {
 					h.image[pod.Name] = image
-					h.changes[pod.Name]++
+					if h.changes[pod.Name]++; len(h.changes) == 1 && h.changes[pod.Name] == 1 {
+						close(h.firstChange)
+					}
 				}
 			}
 			h.mu.Unlock()
