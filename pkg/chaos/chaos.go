@@ -79,7 +79,7 @@ func QuickOptions() Options {
 	return Options{
 		ControllerKills: 3, Replicas: 20, Pools: 2,
 		ServerKills: 3, Writers: 2,
-		RolloutReplicas: 10, KubeAPIServerRestarts: 1,
+		RolloutReplicas: 30, KubeAPIServerRestarts: 1,
 		StorageWindow: 30 * time.Second,
 		PhaseTimeout:  3 * time.Minute, Seed: 1,
 	}
