@@ -96,9 +96,9 @@ func Accept(ctx context.Context, store *Store, cluster *Cluster) (Identity, int6
 // ownerKinds are the kinds whose children the garbage collector deletes when the store lacks them.
 var ownerKinds = []schema.GroupKind{{Group: "apps.tkestack.io", Kind: "TApp"}, {Group: "apps.openyurt.io", Kind: "YurtAppDaemon"}}
 
-// Orphans counts, by resource, the pods, claims, Deployments and StatefulSets of the cluster owned by a
-// TApp or YurtAppDaemon that the store does not hold: what the garbage collector deletes once the store is
-// served.
+// Orphans counts, by resource, the pods, claims, Deployments, StatefulSets and ControllerRevisions of the
+// cluster owned by a TApp or YurtAppDaemon that the store does not hold: what the garbage collector deletes
+// once the store is served.
 func Orphans(ctx context.Context, kube kubernetes.Interface, stored []StoredObject) (map[string]int, error) {
 	held := sets.New[types.UID]()
 	for _, o := range stored {
@@ -154,6 +154,15 @@ func Orphans(ctx context.Context, kube kubernetes.Interface, stored []StoredObje
 	for _, o := range statefulSets.Items {
 		if orphaned(o.OwnerReferences) {
 			counts["statefulsets"]++
+		}
+	}
+	revisions, err := kube.AppsV1().ControllerRevisions("").List(ctx, all)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range revisions.Items {
+		if orphaned(o.OwnerReferences) {
+			counts["controllerrevisions"]++
 		}
 	}
 	return counts, nil

@@ -94,8 +94,8 @@ func NewStorageCommand(ctx context.Context) *cobra.Command {
 		Use:   "accept --confirm",
 		Short: "Make the current store the cluster's, after a deliberate reset or restore",
 		Long: "accept records the current store's identity (a new one for an empty store) and revision in the " +
-			"cluster, so that the server serves it. It first counts the pods, claims, Deployments and " +
-			"StatefulSets whose owning TApp or YurtAppDaemon this store lacks: the garbage collector deletes them " +
+			"cluster, so that the server serves it. It first counts the pods, claims, Deployments, " +
+			"StatefulSets and ControllerRevisions whose owning TApp or YurtAppDaemon this store lacks: the garbage collector deletes them " +
 			"once the store is served. Without --confirm it only shows this.",
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
