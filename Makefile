@@ -53,7 +53,8 @@ integration:
 e2e: build
 	tools_dir=$$(./hack/build-tools.sh | tail -n 1); \
 	TAPP_E2E_TOOLS_DIR=$$tools_dir TAPP_E2E_SERVER_BINARY=$(CURDIR)/$(BIN_DIR)/tapp-apiserver \
-		$(GO) test -tags e2e $(GO_TEST_FLAGS) -timeout 20m ./test/e2e/...
+	TAPP_E2E_PLUGIN_BINARY=$(CURDIR)/$(BIN_DIR)/kubectl-tapp \
+		$(GO) test -tags e2e $(GO_TEST_FLAGS) -timeout 45m ./test/e2e/...
 
 ## bench: benchmarks on the local cluster (API path vs a CRD, memory, scale-up, rolling update, fan-out; docs/benchmarks.md);
 ## results in $(OUTPUT_DIR)/bench/results.json and results.md; BENCH_FLAGS=--scale=0.1 for a quick run
