@@ -93,6 +93,7 @@ type TAppSpec struct {
 	// used by old manifests. Defaulting moves it to DefaultTemplateName; it is never stored.
 	LegacyDefaultTemplateName string
 	RevisionHistoryLimit      *int32
+	MinReadySeconds           int32
 }
 
 // TAppUpdateStrategy describes how template changes roll out.
@@ -123,6 +124,7 @@ type TAppStatus struct {
 	CurrentRevision      string
 	UpdateRevision       string
 	CollisionCount       *int32
+	AvailableReplicas    int32
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -18,7 +18,8 @@ import (
 
 // Condition types of a TApp.
 const (
-	// ConditionAvailable is True while at least (wanted instances − updateStrategy.maxUnavailable) are ready.
+	// ConditionAvailable is True while at least (wanted instances − updateStrategy.maxUnavailable) are ready
+	// (available, with spec.minReadySeconds).
 	ConditionAvailable = "Available"
 	// ConditionProgressing is True; its reason says whether the TApp is RolloutComplete (every wanted
 	// instance runs its current template and is ready) or RolloutInProgress.
@@ -45,6 +46,7 @@ func desiredStatus(tapp *tkestackv1.TApp, s policy.Status, revisions policy.Revi
 	status.ReadyReplicas = s.ReadyReplicas
 	status.UpdatedReplicas = s.UpdatedReplicas
 	status.UpdatedReadyReplicas = s.UpdatedReadyReplicas
+	status.AvailableReplicas = s.AvailableReplicas
 	status.AppStatus = s.App
 	status.Statuses = s.Instances
 	if revisions.Update != "" {
@@ -74,7 +76,12 @@ func desiredStatus(tapp *tkestackv1.TApp, s policy.Status, revisions policy.Revi
 	}
 	available := metav1.Condition{Type: ConditionAvailable, Status: metav1.ConditionTrue, Reason: "MinimumInstancesAvailable",
 		Message: fmt.Sprintf("%d of %d instances ready, at least %d required", s.ReadyReplicas, wanted, minAvailable)}
-	if s.ReadyReplicas < minAvailable {
+	counted := s.ReadyReplicas
+	if tapp.Spec.MinReadySeconds > 0 {
+		counted = s.AvailableReplicas
+		available.Message = fmt.Sprintf("%d of %d instances available (ready for %ds), at least %d required", s.AvailableReplicas, wanted, tapp.Spec.MinReadySeconds, minAvailable)
+	}
+	if counted < minAvailable {
 		available.Status, available.Reason = metav1.ConditionFalse, "MinimumInstancesUnavailable"
 	}
 	progressing := metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RolloutComplete",

@@ -1517,6 +1517,13 @@ func schema_pkg_apis_tkestack_v1_TAppSpec(ref common.ReferenceCallback) common.O
 							Format:      "int32",
 						},
 					},
+					"minReadySeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MinReadySeconds is how long a pod must have been ready, without any of its containers crashing, to count as available: in status.availableReplicas and in the maxUnavailable budgets of updates. Defaults to 0 (available as soon as it is ready).",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
 				},
 				Required: []string{"template"},
 			},
@@ -1640,6 +1647,13 @@ func schema_pkg_apis_tkestack_v1_TAppStatus(ref common.ReferenceCallback) common
 					"collisionCount": {
 						SchemaProps: spec.SchemaProps{
 							Description: "CollisionCount counts hash collisions of the TApp's ControllerRevision names. The controller adds it to the hash to find a free name.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"availableReplicas": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AvailableReplicas is the number of instances whose pod has been ready for at least spec.minReadySeconds.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},

@@ -110,6 +110,12 @@ type TAppSpec struct {
 	// revision. Older revisions no instance uses are deleted, oldest first. Defaults to 10.
 	// +optional
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+
+	// MinReadySeconds is how long a pod must have been ready, without any of its containers crashing, to
+	// count as available: in status.availableReplicas and in the maxUnavailable budgets of updates.
+	// Defaults to 0 (available as soon as it is ready).
+	// +optional
+	MinReadySeconds int32 `json:"minReadySeconds,omitempty"`
 }
 
 // TAppUpdateStrategy controls how template changes are rolled out.
@@ -205,6 +211,11 @@ type TAppStatus struct {
 	// to the hash to find a free name.
 	// +optional
 	CollisionCount *int32 `json:"collisionCount,omitempty"`
+
+	// AvailableReplicas is the number of instances whose pod has been ready for at least
+	// spec.minReadySeconds.
+	// +optional
+	AvailableReplicas int32 `json:"availableReplicas,omitempty"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

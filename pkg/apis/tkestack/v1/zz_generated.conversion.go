@@ -194,6 +194,7 @@ func autoConvert_v1_TAppSpec_To_tkestack_TAppSpec(in *TAppSpec, out *tkestack.TA
 	out.DefaultTemplateName = in.DefaultTemplateName
 	out.LegacyDefaultTemplateName = in.LegacyDefaultTemplateName
 	out.RevisionHistoryLimit = (*int32)(unsafe.Pointer(in.RevisionHistoryLimit))
+	out.MinReadySeconds = in.MinReadySeconds
 	return nil
 }
 
@@ -220,6 +221,7 @@ func autoConvert_tkestack_TAppSpec_To_v1_TAppSpec(in *tkestack.TAppSpec, out *TA
 	out.DefaultTemplateName = in.DefaultTemplateName
 	out.LegacyDefaultTemplateName = in.LegacyDefaultTemplateName
 	out.RevisionHistoryLimit = (*int32)(unsafe.Pointer(in.RevisionHistoryLimit))
+	out.MinReadySeconds = in.MinReadySeconds
 	return nil
 }
 
@@ -241,6 +243,7 @@ func autoConvert_v1_TAppStatus_To_tkestack_TAppStatus(in *TAppStatus, out *tkest
 	out.CurrentRevision = in.CurrentRevision
 	out.UpdateRevision = in.UpdateRevision
 	out.CollisionCount = (*int32)(unsafe.Pointer(in.CollisionCount))
+	out.AvailableReplicas = in.AvailableReplicas
 	return nil
 }
 
@@ -262,6 +265,7 @@ func autoConvert_tkestack_TAppStatus_To_v1_TAppStatus(in *tkestack.TAppStatus, o
 	out.CurrentRevision = in.CurrentRevision
 	out.UpdateRevision = in.UpdateRevision
 	out.CollisionCount = (*int32)(unsafe.Pointer(in.CollisionCount))
+	out.AvailableReplicas = in.AvailableReplicas
 	return nil
 }
 

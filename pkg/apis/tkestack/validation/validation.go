@@ -155,8 +155,8 @@ func validateTAppSpec(spec *tkestack.TAppSpec, fldPath *field.Path) field.ErrorL
 	return allErrs
 }
 
-// validateRolloutControls checks spec.updateStrategy.partition (0..MaxReplicas) and
-// spec.revisionHistoryLimit (non-negative).
+// validateRolloutControls checks spec.updateStrategy.partition (0..MaxReplicas), spec.revisionHistoryLimit
+// and spec.minReadySeconds (non-negative).
 func validateRolloutControls(spec *tkestack.TAppSpec, fldPath *field.Path) field.ErrorList {
 	partitionPath := fldPath.Child("updateStrategy", "partition")
 	allErrs := apimachineryvalidation.ValidateNonnegativeField(int64(spec.UpdateStrategy.Partition), partitionPath)
@@ -164,6 +164,7 @@ func validateRolloutControls(spec *tkestack.TAppSpec, fldPath *field.Path) field
 		allErrs = append(allErrs, field.Invalid(partitionPath, spec.UpdateStrategy.Partition,
 			fmt.Sprintf("must be less than or equal to %d", tkestack.MaxReplicas)))
 	}
+	allErrs = append(allErrs, apimachineryvalidation.ValidateNonnegativeField(int64(spec.MinReadySeconds), fldPath.Child("minReadySeconds"))...)
 	if spec.RevisionHistoryLimit != nil {
 		allErrs = append(allErrs, apimachineryvalidation.ValidateNonnegativeField(int64(*spec.RevisionHistoryLimit),
 			fldPath.Child("revisionHistoryLimit"))...)
@@ -494,6 +495,7 @@ func validateTAppStatus(status *tkestack.TAppStatus, fldPath *field.Path) field.
 		{"readyReplicas", status.ReadyReplicas},
 		{"updatedReplicas", status.UpdatedReplicas},
 		{"updatedReadyReplicas", status.UpdatedReadyReplicas},
+		{"availableReplicas", status.AvailableReplicas},
 	} {
 		allErrs = append(allErrs, apimachineryvalidation.ValidateNonnegativeField(int64(counter.value), fldPath.Child(counter.name))...)
 	}

@@ -376,6 +376,11 @@ func TestValidateTApp(t *testing.T) {
 			},
 			want: []wantErr{{field.ErrorTypeInvalid, "spec.revisionHistoryLimit", "must be greater than or equal to 0"}},
 		},
+		{
+			name:   "minReadySeconds negative",
+			mutate: func(a *tkestack.TApp) { a.Spec.MinReadySeconds = -1 },
+			want:   []wantErr{{field.ErrorTypeInvalid, "spec.minReadySeconds", "must be greater than or equal to 0"}},
+		},
 
 		// pod templates
 		{
@@ -593,7 +598,7 @@ func TestValidateTAppStatusUpdate(t *testing.T) {
 		{
 			name: "negative counters",
 			mutate: func(s *tkestack.TAppStatus) {
-				s.ObservedGeneration, s.Replicas, s.ReadyReplicas, s.UpdatedReplicas, s.UpdatedReadyReplicas = -1, -1, -1, -1, -1
+				s.ObservedGeneration, s.Replicas, s.ReadyReplicas, s.UpdatedReplicas, s.UpdatedReadyReplicas, s.AvailableReplicas = -1, -1, -1, -1, -1, -1
 			},
 			want: []wantErr{
 				{field.ErrorTypeInvalid, "status.observedGeneration", ""},
@@ -601,6 +606,7 @@ func TestValidateTAppStatusUpdate(t *testing.T) {
 				{field.ErrorTypeInvalid, "status.readyReplicas", ""},
 				{field.ErrorTypeInvalid, "status.updatedReplicas", ""},
 				{field.ErrorTypeInvalid, "status.updatedReadyReplicas", ""},
+				{field.ErrorTypeInvalid, "status.availableReplicas", ""},
 			},
 		},
 		{

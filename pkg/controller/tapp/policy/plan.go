@@ -144,7 +144,8 @@ type Plan struct {
 	Conflicts []Conflict
 	// Errors are instances that cannot be acted on.
 	Errors []InstanceError
-	// RequeueAfter, when > 0, is when a pending force deletion becomes due.
+	// RequeueAfter, when > 0, is when a pending force deletion becomes due, or a ready pod becomes
+	// available (spec.minReadySeconds).
 	RequeueAfter time.Duration
 	// Status is the status to report for the snapshot (before the plan is executed).
 	Status Status
@@ -181,7 +182,7 @@ type Plan struct {
 //     (ForeignHashes, e.g. created by the original controller) is judged by content instead
 //     (CompareToTemplate against NewPod's spec): it is relabelled when it runs its template (Relabels,
 //     outside the budgets), updated in place when only images differ, else recreated.
-//   - Budgets: a pod is available when IsAvailable. Instances on the rolling template
+//   - Budgets: a pod is available when AvailableAt (IsAvailable, and ready for spec.minReadySeconds). Instances on the rolling template
 //     (RollingTemplateName) are processed in ascending id order within updateStrategy.maxUnavailable;
 //     instances on other templates first, in ascending id order, within forceUpdate.maxUnavailable. Both
 //     are a number or a percentage of the number of wanted instances (rounded up, at least 1 when > 0).
@@ -214,7 +215,7 @@ func ComputePlanWithRevisions(tapp *tkestackv1.TApp, revisions Revisions, pods [
 		p.current.revision = revisions.Current
 	}
 	p.plan.templates, p.plan.current, p.plan.tapp = p.templates, p.current, tapp
-	p.plan.Status = computeStatus(tapp, owned, p.templates)
+	p.plan.Status = computeStatus(tapp, owned, p.templates, now)
 	if tapp.DeletionTimestamp != nil {
 		return &p.plan
 	}
@@ -268,9 +269,7 @@ func (p *planner) remove(n int, id string, pod *corev1.Pod, reason DeleteReason)
 		return
 	}
 	if wait := pod.DeletionTimestamp.Time.Sub(p.now); wait > 0 {
-		if p.plan.RequeueAfter == 0 || wait < p.plan.RequeueAfter {
-			p.plan.RequeueAfter = wait
-		}
+		p.requeueAfter(wait)
 		return
 	}
 	p.forceDeletes = append(p.forceDeletes, deleteItem{n, Delete{id, pod.Name, pod.UID, ReasonNodeLost}})
@@ -303,8 +302,10 @@ func (p *planner) instances(owned map[int]*corev1.Pod, strays []*corev1.Pod) ([]
 			}
 			continue
 		}
-		if IsAvailable(pod) {
+		if ok, wait := AvailableAt(pod, tapp.Spec.MinReadySeconds, p.now); ok {
 			available[n] = true
+		} else if wait > 0 {
+			p.requeueAfter(wait) // the budget grows when the pod has been ready long enough
 		}
 		t := p.templates.forID(id)
 		if HoldsInstance(tapp, n) {
@@ -334,6 +335,13 @@ func (p *planner) instances(owned map[int]*corev1.Pod, strays []*corev1.Pod) ([]
 		candidates = append(candidates, candidate{n: n, pod: pod, template: t, inPlace: inPlace})
 	}
 	return candidates, available
+}
+
+// requeueAfter asks for a sync after d at the latest.
+func (p *planner) requeueAfter(d time.Duration) {
+	if p.plan.RequeueAfter == 0 || d < p.plan.RequeueAfter {
+		p.plan.RequeueAfter = d
+	}
 }
 
 // currentFor returns the current revision's template of instance id, or nil when it is unknown.

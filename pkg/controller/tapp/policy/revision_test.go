@@ -4,8 +4,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
@@ -243,5 +245,52 @@ func TestRevisionNameAndData(t *testing.T) {
 	rebuilt.Spec.Template, rebuilt.Spec.TemplatePool = back.Template, back.TemplatePool
 	if RevisionName(rebuilt) != RevisionName(b) || TemplateHash(&back.Template) != TemplateHash(&b.Spec.Template) {
 		t.Errorf("decoded templates hash differently")
+	}
+}
+
+// TestMinReadySeconds: a pod counts as available (status and update budgets) only once it has been ready
+// for spec.minReadySeconds; the plan asks to be requeued when the next one becomes available.
+func TestMinReadySeconds(t *testing.T) {
+	one := intstr.FromInt32(1)
+	readyFor := func(pod *corev1.Pod, d time.Duration) {
+		for i := range pod.Status.Conditions {
+			if pod.Status.Conditions[i].Type == corev1.PodReady {
+				pod.Status.Conditions[i].LastTransitionTime = metav1.NewTime(testNow.Add(-d))
+			}
+		}
+	}
+	cases := []struct {
+		name         string
+		minReady     int32
+		readyFor     []time.Duration // per pod 0..3
+		inPlace      []string
+		available    int32
+		requeueAfter time.Duration
+	}{
+		{name: "minReadySeconds 0: every ready pod is available", readyFor: []time.Duration{0, 0, 0, 0},
+			inPlace: []string{"0"}, available: 4},
+		{name: "all ready long enough", minReady: 10, readyFor: []time.Duration{time.Minute, time.Minute, time.Minute, time.Minute},
+			inPlace: []string{"0"}, available: 4},
+		{name: "a pod ready for 4s of 10 uses the budget: instance 0 waits, 3 is updated outside it", minReady: 10,
+			readyFor: []time.Duration{time.Minute, time.Minute, time.Minute, 4 * time.Second},
+			inPlace:  []string{"3"}, available: 3, requeueAfter: 6 * time.Second},
+		{name: "the pod not yet available is itself updated outside the budget", minReady: 10,
+			readyFor: []time.Duration{4 * time.Second, time.Minute, time.Minute, time.Minute},
+			inPlace:  []string{"0"}, available: 3, requeueAfter: 6 * time.Second},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tapp, revs, pods := rollout(t, 4)
+			tapp.Spec.UpdateStrategy.MaxUnavailable = &one
+			tapp.Spec.MinReadySeconds = tc.minReady
+			for i, d := range tc.readyFor {
+				readyFor(pods[i], d)
+			}
+			plan := ComputePlanWithRevisions(tapp, revs, pods, nil, testNow)
+			expectPlan(t, plan, nil, nil, nil, tc.inPlace, nil)
+			if plan.Status.AvailableReplicas != tc.available || plan.RequeueAfter != tc.requeueAfter {
+				t.Errorf("available %d requeue %s, want %d %s", plan.Status.AvailableReplicas, plan.RequeueAfter, tc.available, tc.requeueAfter)
+			}
+		})
 	}
 }

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 
 	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
@@ -45,6 +47,8 @@ type Status struct {
 	UpdatedReplicas int32
 	// UpdatedReadyReplicas counts updated instances that are also ready.
 	UpdatedReadyReplicas int32
+	// AvailableReplicas counts desired instances whose pod is available (AvailableAt, spec.minReadySeconds).
+	AvailableReplicas int32
 }
 
 // IsKilled reports whether spec.statuses asks instance id to be killed.
@@ -83,6 +87,28 @@ func IsInPlaceUpdating(pod *corev1.Pod) bool {
 // Running, Ready=True and not in the middle of an in-place update.
 func IsAvailable(pod *corev1.Pod) bool {
 	return !isTerminating(pod) && pod.Status.Phase == corev1.PodRunning && IsPodReady(pod) && !IsInPlaceUpdating(pod)
+}
+
+// AvailableAt reports whether pod counts as available at now when pods must have been ready for
+// minReadySeconds: IsAvailable, and its Ready condition turned True at least minReadySeconds before now (a
+// condition without a transition time counts as ready long enough). When the pod is available except for
+// the time, wait is how long remains.
+func AvailableAt(pod *corev1.Pod, minReadySeconds int32, now time.Time) (available bool, wait time.Duration) {
+	if !IsAvailable(pod) {
+		return false, 0
+	}
+	if minReadySeconds <= 0 {
+		return true, 0
+	}
+	since := podCondition(pod, corev1.PodReady).LastTransitionTime
+	if since.IsZero() {
+		return true, 0
+	}
+	due := since.Add(time.Duration(minReadySeconds) * time.Second)
+	if !now.Before(due) {
+		return true, 0
+	}
+	return false, due.Sub(now)
 }
 
 // ShouldMigrate reports whether a finished pod is deleted and recreated (status PodFailed/PodSucc) rather
@@ -189,13 +215,14 @@ func AppStatus(statuses map[string]tkestackv1.InstanceStatus) tkestackv1.AppStat
 	}
 }
 
-// ComputeStatus returns the per-instance states, the app state and the replica counts.
+// ComputeStatus returns the per-instance states, the app state and the replica counts. Without a clock it
+// does not apply spec.minReadySeconds: AvailableReplicas counts every available pod (ComputePlan applies it).
 func ComputeStatus(tapp *tkestackv1.TApp, pods []*corev1.Pod) Status {
 	owned, _, _, _, _ := classify(tapp, pods)
-	return computeStatus(tapp, owned, newTemplateCache(tapp))
+	return computeStatus(tapp, owned, newTemplateCache(tapp), time.Unix(1<<62, 0))
 }
 
-func computeStatus(tapp *tkestackv1.TApp, owned map[int]*corev1.Pod, templates *templateCache) Status {
+func computeStatus(tapp *tkestackv1.TApp, owned map[int]*corev1.Pod, templates *templateCache, now time.Time) Status {
 	st := Status{Instances: map[string]tkestackv1.InstanceStatus{}}
 	replicas := desiredReplicas(tapp)
 	for n, pod := range owned {
@@ -207,6 +234,9 @@ func computeStatus(tapp *tkestackv1.TApp, owned map[int]*corev1.Pod, templates *
 			st.ReadyReplicas++
 		}
 		if n < replicas && !IsKilled(tapp, id) && !isTerminating(pod) {
+			if ok, _ := AvailableAt(pod, tapp.Spec.MinReadySeconds, now); ok {
+				st.AvailableReplicas++
+			}
 			if t := templates.forID(id); t.err == nil && pod.Labels[TemplateHashLabel] == t.hash {
 				st.UpdatedReplicas++
 				if ready {

@@ -187,6 +187,7 @@ func TestStatusCounts(t *testing.T) {
 		ReadyReplicas:        3,
 		UpdatedReplicas:      2,
 		UpdatedReadyReplicas: 1,
+		AvailableReplicas:    2,
 	}
 	if !reflect.DeepEqual(st, want) {
 		t.Fatalf("status =\n%+v\nwant\n%+v", st, want)

@@ -72,6 +72,10 @@ type TAppSpecApplyConfiguration struct {
 	// RevisionHistoryLimit is the number of ControllerRevisions kept besides the current and the update
 	// revision. Older revisions no instance uses are deleted, oldest first. Defaults to 10.
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+	// MinReadySeconds is how long a pod must have been ready, without any of its containers crashing, to
+	// count as available: in status.availableReplicas and in the maxUnavailable budgets of updates.
+	// Defaults to 0 (available as soon as it is ready).
+	MinReadySeconds *int32 `json:"minReadySeconds,omitempty"`
 }
 
 // TAppSpecApplyConfiguration constructs a declarative configuration of the TAppSpec type for use with
@@ -220,5 +224,13 @@ func (b *TAppSpecApplyConfiguration) WithLegacyDefaultTemplateName(value string)
 // If called multiple times, the RevisionHistoryLimit field is set to the value of the last call.
 func (b *TAppSpecApplyConfiguration) WithRevisionHistoryLimit(value int32) *TAppSpecApplyConfiguration {
 	b.RevisionHistoryLimit = &value
+	return b
+}
+
+// WithMinReadySeconds sets the MinReadySeconds field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MinReadySeconds field is set to the value of the last call.
+func (b *TAppSpecApplyConfiguration) WithMinReadySeconds(value int32) *TAppSpecApplyConfiguration {
+	b.MinReadySeconds = &value
 	return b
 }

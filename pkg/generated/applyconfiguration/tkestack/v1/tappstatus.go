@@ -56,6 +56,9 @@ type TAppStatusApplyConfiguration struct {
 	// CollisionCount counts hash collisions of the TApp's ControllerRevision names. The controller adds it
 	// to the hash to find a free name.
 	CollisionCount *int32 `json:"collisionCount,omitempty"`
+	// AvailableReplicas is the number of instances whose pod has been ready for at least
+	// spec.minReadySeconds.
+	AvailableReplicas *int32 `json:"availableReplicas,omitempty"`
 }
 
 // TAppStatusApplyConfiguration constructs a declarative configuration of the TAppStatus type for use with
@@ -168,5 +171,13 @@ func (b *TAppStatusApplyConfiguration) WithUpdateRevision(value string) *TAppSta
 // If called multiple times, the CollisionCount field is set to the value of the last call.
 func (b *TAppStatusApplyConfiguration) WithCollisionCount(value int32) *TAppStatusApplyConfiguration {
 	b.CollisionCount = &value
+	return b
+}
+
+// WithAvailableReplicas sets the AvailableReplicas field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the AvailableReplicas field is set to the value of the last call.
+func (b *TAppStatusApplyConfiguration) WithAvailableReplicas(value int32) *TAppStatusApplyConfiguration {
+	b.AvailableReplicas = &value
 	return b
 }
