@@ -44,7 +44,7 @@ func TestHA(t *testing.T) {
 	haWaitServiceAccount(t, kube, ns)
 
 	t.Run("replica stopped and started", func(t *testing.T) {
-		load := haStartLoad(tapps, ns)
+		load := haStartLoad(tapps, ns, "load")
 		for i := 0; i < c.Replicas(); i++ {
 			took, err := c.StopReplica(i)
 			if err != nil {
@@ -93,6 +93,9 @@ func TestHA(t *testing.T) {
 			t.Fatalf("no replica leads (%v): Lease %v", err, lease)
 		}
 		history := haWatchPodImages(t, kube, ns, name)
+		// Requests are routed to the killed replica until the endpoints keeper finds it gone (no readiness
+		// fails first, unlike a stop): counted, not a failure of the test.
+		load := haStartLoad(tapps, ns, "kill")
 		patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":%q}]}}}}`, newImage)
 		if _, err := tapps.TKEStackAppsV1().TApps(ns).Patch(ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
@@ -140,6 +143,9 @@ func TestHA(t *testing.T) {
 		if err := c.StartReplica(ctx, leader); err != nil {
 			t.Fatal(err)
 		}
+		requests, failures := load.stop()
+		t.Logf("%d of %d requests through kube-apiserver failed from just before the SIGKILL until the killed replica was back: %q",
+			len(failures), requests, failures)
 		if updatedAtKill == replicas {
 			t.Errorf("all %d pods were updated before the leader was killed: the update was not in progress", replicas)
 		}
@@ -315,7 +321,7 @@ type haLoad struct {
 	finished chan struct{}
 }
 
-func haStartLoad(tapps versioned.Interface, ns string) *haLoad {
+func haStartLoad(tapps versioned.Interface, ns, prefix string) *haLoad {
 	l := &haLoad{done: make(chan struct{}), finished: make(chan struct{})}
 	go func() {
 		defer close(l.finished)
@@ -326,7 +332,7 @@ func haStartLoad(tapps versioned.Interface, ns string) *haLoad {
 				return
 			case <-time.After(50 * time.Millisecond):
 			}
-			name := fmt.Sprintf("load-%d", n)
+			name := fmt.Sprintf("%s-%d", prefix, n)
 			_, err := tapps.TKEStackAppsV1().TApps(ns).Create(ctx, haTApp(name, "nginx:1.24"), metav1.CreateOptions{})
 			if err == nil {
 				_, err = tapps.TKEStackAppsV1().TApps(ns).List(ctx, metav1.ListOptions{})
