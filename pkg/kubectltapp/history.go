@@ -6,35 +6,23 @@ import (
 	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 	"github.com/tapp-io/tapp-apiserver/pkg/stablehash"
 )
 
 // ChangeCauseAnnotation on a ControllerRevision says why it was made, as kubectl rollout history shows.
 const ChangeCauseAnnotation = "kubernetes.io/change-cause"
 
-// RevisionTemplates is the set of templates a TApp's ControllerRevision holds: its data is
-// {"spec": {"template": ..., "templatePool": ...}}, the part of the TApp a rollback writes back.
-type RevisionTemplates struct {
-	Template     corev1.PodTemplateSpec            `json:"template"`
-	TemplatePool map[string]corev1.PodTemplateSpec `json:"templatePool,omitempty"`
-}
-
-// DecodeRevision returns the templates stored in a TApp's ControllerRevision.
-func DecodeRevision(rev *appsv1.ControllerRevision) (*RevisionTemplates, error) {
-	var data struct {
-		Spec *RevisionTemplates `json:"spec"`
+// DecodeRevision returns the templates stored in a TApp's ControllerRevision (policy.DecodeRevision).
+func DecodeRevision(rev *appsv1.ControllerRevision) (*policy.RevisionTemplates, error) {
+	templates, err := policy.DecodeRevision(rev.Data.Raw)
+	if err != nil {
+		return nil, fmt.Errorf("ControllerRevision %s: %w", rev.Name, err)
 	}
-	if err := json.Unmarshal(rev.Data.Raw, &data); err != nil {
-		return nil, fmt.Errorf("ControllerRevision %s: decoding its data: %w", rev.Name, err)
-	}
-	if data.Spec == nil {
-		return nil, fmt.Errorf("ControllerRevision %s holds no TApp templates", rev.Name)
-	}
-	return data.Spec, nil
+	return templates, nil
 }
 
 // OwnedRevisions returns the ControllerRevisions that tapp controls, oldest (lowest revision) first.
@@ -121,15 +109,15 @@ func RollbackTarget(tapp *tkestackv1.TApp, owned []*appsv1.ControllerRevision, t
 }
 
 // SameTemplates reports whether tapp's spec already has the templates of a revision.
-func SameTemplates(tapp *tkestackv1.TApp, templates *RevisionTemplates) bool {
-	current := RevisionTemplates{Template: tapp.Spec.Template, TemplatePool: tapp.Spec.TemplatePool}
+func SameTemplates(tapp *tkestackv1.TApp, templates *policy.RevisionTemplates) bool {
+	current := policy.RevisionTemplates{Template: tapp.Spec.Template, TemplatePool: tapp.Spec.TemplatePool}
 	return stablehash.Object(current) == stablehash.Object(*templates)
 }
 
 // UndoPatch returns the JSON patch (RFC 6902) that gives tapp the templates of a revision: spec.template
 // replaced, spec.templatePool replaced by the revision's pool, or removed when the revision has none. A
 // replacement rather than a merge, so that labels, annotations and fields added since the revision go too.
-func UndoPatch(tapp *tkestackv1.TApp, templates *RevisionTemplates) ([]byte, error) {
+func UndoPatch(tapp *tkestackv1.TApp, templates *policy.RevisionTemplates) ([]byte, error) {
 	type op struct {
 		Op    string      `json:"op"`
 		Path  string      `json:"path"`

@@ -1,7 +1,6 @@
 package kubectltapp
 
 import (
-	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -13,12 +12,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 	"github.com/tapp-io/tapp-apiserver/pkg/tapppod"
 )
 
 // testRevision is a ControllerRevision of TApp web (owner uid) numbered n, holding tapp's templates.
 func testRevision(name string, n int64, uid types.UID, tapp *tkestackv1.TApp) appsv1.ControllerRevision {
-	data, err := json.Marshal(map[string]interface{}{"spec": RevisionTemplates{Template: tapp.Spec.Template, TemplatePool: tapp.Spec.TemplatePool}})
+	data, err := policy.RevisionData(tapp)
 	if err != nil {
 		panic(err)
 	}
@@ -146,8 +146,8 @@ func TestUndoPatch(t *testing.T) {
 	}
 }
 
-func TestDecodeRevisionRefusesForeignData(t *testing.T) {
-	for _, raw := range []string{`{"spec":`, `{"template":{}}`} {
+func TestDecodeRevisionRefusesBadData(t *testing.T) {
+	for _, raw := range []string{`{"spec":`, `[]`} {
 		rev := appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: "r"}, Data: runtime.RawExtension{Raw: []byte(raw)}}
 		if _, err := DecodeRevision(&rev); err == nil {
 			t.Errorf("DecodeRevision(%s) = nil error", raw)

@@ -18,7 +18,7 @@ import (
 
 // RevisionLabel is the label of a pod naming the ControllerRevision of the TApp it was built from (the
 // label StatefulSets and DaemonSets use).
-const RevisionLabel = "controller-revision-hash"
+const RevisionLabel = policy.ControllerRevisionHashLabel
 
 // none is the value of a cell that has nothing to show.
 const none = "<none>"

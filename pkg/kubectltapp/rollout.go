@@ -120,8 +120,12 @@ func (s *session) watchRollout(ctx context.Context, name string, report func(str
 	}
 	tappFactory.Start(ctx.Done())
 	podFactory.Start(ctx.Done())
-	defer tappFactory.Shutdown()
-	defer podFactory.Shutdown()
+	// The informers stop when ctx ends: end it before waiting for them.
+	defer func() {
+		stop()
+		tappFactory.Shutdown()
+		podFactory.Shutdown()
+	}()
 	for typ, synced := range tappFactory.WaitForCacheSync(ctx.Done()) {
 		if !synced {
 			return waitError(ctx, fmt.Errorf("the %v cache did not sync", typ))
