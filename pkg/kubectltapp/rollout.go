@@ -56,7 +56,7 @@ missing, the TApp is deleted) or when --timeout passes.`,
 				if err != nil {
 					return err
 				}
-				state := EvaluateRollout(tapp, pods)
+				state := EvaluateRollout(tapp, pods, time.Now())
 				fmt.Fprintln(o.Out, state.Message)
 				if state.Failed {
 					return errors.New("rollout failed")
@@ -139,11 +139,13 @@ func (s *session) watchRollout(ctx context.Context, name string, report func(str
 	notify()
 
 	last := ""
+	var recheck <-chan time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return waitError(ctx, ctx.Err())
 		case <-changed:
+		case <-recheck:
 		}
 		current, err := tappInformer.Lister().TApps(s.namespace).Get(name)
 		if apierrors.IsNotFound(err) {
@@ -159,7 +161,7 @@ func (s *session) watchRollout(ctx context.Context, name string, report func(str
 		if err != nil {
 			return err
 		}
-		state := EvaluateRollout(current, pods)
+		state := EvaluateRollout(current, pods, time.Now())
 		if state.Message != last {
 			report(state.Message)
 			last = state.Message
@@ -169,6 +171,10 @@ func (s *session) watchRollout(ctx context.Context, name string, report func(str
 			return errors.New("rollout failed")
 		case state.Done:
 			return nil
+		}
+		recheck = nil
+		if state.RecheckAfter > 0 {
+			recheck = time.After(state.RecheckAfter)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -25,15 +26,19 @@ type RolloutState struct {
 	Failed bool
 	// Message is the line to print.
 	Message string
+	// RecheckAfter, when > 0, is when an updated pod that is ready but not yet for spec.minReadySeconds
+	// becomes available: the state changes then without any event.
+	RecheckAfter time.Duration
 }
 
 // EvaluateRollout judges a rollout the way kubectl rollout status judges a StatefulSet's: the controller
 // must have observed the current generation, then every wanted instance (id < spec.replicas, not Killed,
 // not below updateStrategy.partition) must have a pod, not terminating, that carries the template hash of
-// the template the instance runs and is available (Running, Ready, not in the middle of an in-place update).
+// the template the instance runs and is available at now (Running, Ready for spec.minReadySeconds, not in
+// the middle of an in-place update).
 // An instance whose pod finished and is not recreated (status Failed or Succ) fails the rollout: it never
 // becomes ready again.
-func EvaluateRollout(tapp *tkestackv1.TApp, pods []*corev1.Pod) RolloutState {
+func EvaluateRollout(tapp *tkestackv1.TApp, pods []*corev1.Pod, now time.Time) RolloutState {
 	name := fmt.Sprintf("TApp %q", tapp.Name)
 	if tapp.DeletionTimestamp != nil {
 		return RolloutState{Failed: true, Message: name + " is being deleted"}
@@ -45,6 +50,7 @@ func EvaluateRollout(tapp *tkestackv1.TApp, pods []*corev1.Pod) RolloutState {
 	hashes := map[string]string{}
 	partition := rolloutPartition(tapp)
 	var wanted, updated, available int
+	var recheck time.Duration
 	var finished, missingTemplate []string
 	for n := partition; n < int(tapp.Spec.Replicas); n++ {
 		id := strconv.Itoa(n)
@@ -74,8 +80,11 @@ func EvaluateRollout(tapp *tkestackv1.TApp, pods []*corev1.Pod) RolloutState {
 			finished = append(finished, id)
 			continue
 		}
-		if policy.IsAvailable(pod) {
+		ok, wait := policy.AvailableAt(pod, tapp.Spec.MinReadySeconds, now)
+		if ok {
 			available++
+		} else if wait > 0 && (recheck == 0 || wait < recheck) {
+			recheck = wait
 		}
 	}
 	if len(missingTemplate) > 0 {
@@ -96,7 +105,7 @@ func EvaluateRollout(tapp *tkestackv1.TApp, pods []*corev1.Pod) RolloutState {
 	}
 	if available < wanted {
 		msg := fmt.Sprintf("Waiting for %s rollout to finish: %d of %d updated %s are available...", name, available, wanted, scope)
-		return RolloutState{Message: withNotes(tapp, msg)}
+		return RolloutState{Message: withNotes(tapp, msg), RecheckAfter: recheck}
 	}
 	msg := fmt.Sprintf("%s successfully rolled out: %d %s updated and available", name, wanted, scope)
 	if r := updateRevision(tapp); r != "" {

@@ -3,6 +3,7 @@ package kubectltapp
 import (
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,6 +12,10 @@ import (
 )
 
 func TestEvaluateRollout(t *testing.T) {
+	now := time.Date(2026, 11, 24, 19, 0, 0, 0, time.UTC)
+	readySince := func(at time.Time) podOpt {
+		return func(pod *corev1.Pod) { pod.Status.Conditions[0].LastTransitionTime = metav1.NewTime(at) }
+	}
 	pods := func(opts map[string][]podOpt) func(*tkestackv1.TApp) []*corev1.Pod {
 		return func(tapp *tkestackv1.TApp) []*corev1.Pod {
 			var out []*corev1.Pod
@@ -37,6 +42,7 @@ func TestEvaluateRollout(t *testing.T) {
 		wantDone   bool
 		wantFailed bool
 		wantMsg    string
+		wantCheck  time.Duration
 	}{
 		{name: "every instance updated and available", tapp: testTApp(3), pods: pods(all(3, nil)),
 			wantDone: true, wantMsg: `TApp "web" successfully rolled out: 3 instances updated and available`},
@@ -89,13 +95,21 @@ func TestEvaluateRollout(t *testing.T) {
 			pods: pods(all(2, map[string][]podOpt{"1": {staleHash}})), wantMsg: "the rollout is paused"},
 		{name: "the update revision is named when done", tapp: testTApp(1, func(tapp *tkestackv1.TApp) { tapp.Status.UpdateRevision = "web-7d9f" }),
 			pods: pods(all(1, nil)), wantDone: true, wantMsg: "at revision web-7d9f"},
+		{name: "ready for less than minReadySeconds: not available yet, checked again when it is",
+			tapp:    testTApp(2, func(tapp *tkestackv1.TApp) { tapp.Spec.MinReadySeconds = 30 }),
+			pods:    pods(all(2, map[string][]podOpt{"1": {readySince(now.Add(-10 * time.Second))}})),
+			wantMsg: "1 of 2 updated instances are available", wantCheck: 20 * time.Second},
+		{name: "ready for minReadySeconds", tapp: testTApp(2, func(tapp *tkestackv1.TApp) { tapp.Spec.MinReadySeconds = 30 }),
+			pods:     pods(all(2, map[string][]podOpt{"0": {readySince(now.Add(-30 * time.Second))}, "1": {readySince(now.Add(-time.Hour))}})),
+			wantDone: true},
 		{name: "no replicas", tapp: testTApp(0), pods: pods(nil), wantDone: true, wantMsg: "0 instances updated"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := EvaluateRollout(tt.tapp, tt.pods(tt.tapp))
-			if got.Done != tt.wantDone || got.Failed != tt.wantFailed || !strings.Contains(got.Message, tt.wantMsg) {
-				t.Errorf("EvaluateRollout = %+v, want done=%v failed=%v and a message containing %q", got, tt.wantDone, tt.wantFailed, tt.wantMsg)
+			got := EvaluateRollout(tt.tapp, tt.pods(tt.tapp), now)
+			if got.Done != tt.wantDone || got.Failed != tt.wantFailed || !strings.Contains(got.Message, tt.wantMsg) || got.RecheckAfter != tt.wantCheck {
+				t.Errorf("EvaluateRollout = %+v, want done=%v failed=%v, recheck after %s and a message containing %q",
+					got, tt.wantDone, tt.wantFailed, tt.wantCheck, tt.wantMsg)
 			}
 		})
 	}

@@ -113,6 +113,14 @@ func TestKubectlTAppPlugin(t *testing.T) {
 				t.Errorf("instance %s: NODE %q, want the pod's node (%s)", id, tb.cell(t, id, "NODE"), describePod(pod))
 			}
 		}
+		// kubectl's connection flags: --context picks a kubeconfig context, and an unknown one is an error.
+		current := strings.TrimSpace(mustKubectl(t, "config", "current-context"))
+		if tb := parseTable(t, mustKubectlTApp(t, "instances", name, "-n", ns, "--context="+current)); len(tb.rows) != 3 {
+			t.Errorf("instances with --context=%s: rows = %q, want 3", current, tb.rows)
+		}
+		if _, err := kubectlTApp(t, "instances", name, "-n", ns, "--context=no-such-context"); err == nil || !strings.Contains(err.Error(), "no-such-context") {
+			t.Errorf("instances with an unknown --context: err = %v", err)
+		}
 		// Without -n the plugin looks in the kubeconfig's namespace, where there is no such TApp.
 		if _, err := kubectlTApp(t, "instances", name); err == nil || !strings.Contains(err.Error(), "not found") {
 			t.Errorf("instances without -n: err = %v, want not found", err)
