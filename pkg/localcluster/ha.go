@@ -94,6 +94,10 @@ func (c *Cluster) ReplicaURL(i int) string {
 	return c.ha.replicaURL[i]
 }
 
+// ReplicaLog is the log file of replica i's current process (earlier processes' logs are kept as
+// <name>.<pid>.log beside it).
+func (c *Cluster) ReplicaLog(i int) string { return c.path("logs", ReplicaName(i)+".log") }
+
 // ReplicaCAFile is the CA of replica i's self-signed serving certificate.
 func (c *Cluster) ReplicaCAFile(i int) string {
 	if c.ha == nil {
@@ -472,7 +476,7 @@ func (c *Cluster) LeadingReplica(ctx context.Context) (int, *coordinationv1.Leas
 		if done, _ := c.processByName(ReplicaName(i)).exited(); done {
 			continue
 		}
-		log, err := os.ReadFile(c.path("logs", ReplicaName(i)+".log"))
+		log, err := os.ReadFile(c.ReplicaLog(i))
 		if err != nil {
 			return -1, lease, err
 		}

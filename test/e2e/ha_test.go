@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +26,7 @@ import (
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/manager"
+	"github.com/tapp-io/tapp-apiserver/pkg/etcdpki"
 	"github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned"
 	"github.com/tapp-io/tapp-apiserver/pkg/localcluster"
 )
@@ -42,6 +45,28 @@ func TestHA(t *testing.T) {
 		t.Fatal(err)
 	}
 	haWaitServiceAccount(t, kube, ns)
+
+	// Both replicas, started at once on one store, agree on its identity: one of them recorded it, and the
+	// storage fence's verdict is to serve.
+	certs := func(name string) string { return filepath.Join(c.HAEtcdCertDir(), name) }
+	status, err := exec.Command(absolute(os.Getenv("TAPP_E2E_SERVER_BINARY")), "storage", "status",
+		"--kubeconfig="+c.Kubeconfig, "--etcd-servers="+strings.Join(c.HAEtcdURLs(), ","),
+		"--etcd-cafile="+certs(etcdpki.CAFile), "--etcd-certfile="+certs(etcdpki.ClientCertFile),
+		"--etcd-keyfile="+certs(etcdpki.ClientKeyFile)).Output()
+	if err != nil || !strings.Contains(string(status), "Verdict: Serve") {
+		t.Fatalf("storage status of the HA store: %v\n%s", err, status)
+	}
+	recorded := 0
+	for i := 0; i < c.Replicas(); i++ {
+		log, err := os.ReadFile(c.ReplicaLog(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recorded += strings.Count(string(log), "Recorded a new storage identity")
+	}
+	if recorded != 1 {
+		t.Errorf("the replicas recorded %d storage identities, want 1", recorded)
+	}
 
 	t.Run("replica stopped and started", func(t *testing.T) {
 		load := haStartLoad(tapps, ns, "load")
