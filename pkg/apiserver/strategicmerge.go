@@ -138,7 +138,7 @@ func (f *strategicMergeFront) serve(w http.ResponseWriter, r *http.Request, next
 				f.refuse(w, r, gv, err)
 				return
 			}
-			if rewritten, changed := rewritePoolPatch(patch, merged); changed {
+			if rewritten, changed := rewritePoolPatch(patch, current, merged); changed {
 				preconditioned = setResourceVersionIfAbsent(rewritten, current)
 				if forward, err = json.Marshal(rewritten); err != nil {
 					forwardBody(next, w, r, body)
@@ -203,8 +203,10 @@ func (f *strategicMergeFront) refuse(w http.ResponseWriter, r *http.Request, gv 
 
 // rewritePoolPatch returns patch with spec.templatePool replaced by the merged object's whole pool
 // ("$patch": "replace", or null when the pool is empty) when the patch merges into pool entries, and whether
-// it did so. Patches that leave the pool alone, or only set it to null, are forwarded as sent.
-func rewritePoolPatch(patch, merged map[string]any) (map[string]any, bool) {
+// it did so. Patches that leave the pool alone, or only set it to null, are forwarded as sent. When the
+// stored object has no pool, the merged pool is sent without the directive: the upstream merge copies a
+// field the original lacks as sent, so a directive there would be stored as a pool entry named "$patch".
+func rewritePoolPatch(patch, current, merged map[string]any) (map[string]any, bool) {
 	spec, ok := patch["spec"].(map[string]any)
 	if !ok {
 		return patch, false
@@ -223,9 +225,21 @@ func rewritePoolPatch(patch, merged map[string]any) (map[string]any, bool) {
 		return rewritten, true
 	}
 	replacement := runtime.DeepCopyJSON(pool)
-	replacement["$patch"] = "replace"
+	if hasPool(current) {
+		replacement["$patch"] = "replace"
+	}
 	rewrittenSpec["templatePool"] = replacement
 	return rewritten, true
+}
+
+// hasPool reports whether a TApp in its JSON form has a spec.templatePool object.
+func hasPool(tappJSON map[string]any) bool {
+	spec, ok := tappJSON["spec"].(map[string]any)
+	if !ok {
+		return false
+	}
+	_, ok = spec["templatePool"].(map[string]any)
+	return ok
 }
 
 // setResourceVersionIfAbsent makes the patch apply only to the object version it was computed from, unless

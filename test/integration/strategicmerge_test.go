@@ -142,3 +142,33 @@ func TestStrategicMergeTemplatePoolHTTP(t *testing.T) {
 		t.Errorf("stale resourceVersion: %v, want 409", err)
 	}
 }
+
+// TestStrategicMergeFirstTemplatePool adds the first pool entry, and an instance using it, to a TApp that has
+// no pool, as the tutorial's "update specified pod" step does with kubectl apply: the entry is stored as sent
+// and nothing else lands in the pool.
+func TestStrategicMergeFirstTemplatePool(t *testing.T) {
+	s := sharedServer(t)
+	cs := clientset(t, s)
+	ctx := testContext(t)
+	ns := newNamespace(t)
+	tapps := cs.TKEStackAppsV1().TApps(ns)
+	if _, err := tapps.Create(ctx, newTApp(ns, "first-pool", 3), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"spec":{"template":{"spec":{"$setElementOrder/containers":[{"name":"nginx"}],"containers":[{"image":"nginx:latest","name":"nginx"}]}},` +
+		`"templatePool":{"test2":{"metadata":{"labels":{"app":"first-pool"}},"spec":{"containers":[{"image":"nginx:1.7.9","name":"nginx"}]}}},"templates":{"1":"test2"}}}`
+	got, err := tapps.Patch(ctx, "first-pool", types.StrategicMergePatchType, []byte(body), metav1.PatchOptions{FieldManager: "kubectl-client-side-apply"})
+	if err != nil {
+		t.Fatalf("strategic merge patch adding the first pool entry: %v", err)
+	}
+	if len(got.Spec.TemplatePool) != 1 {
+		t.Fatalf("templatePool = %v, want only test2", got.Spec.TemplatePool)
+	}
+	entry, ok := got.Spec.TemplatePool["test2"]
+	if !ok || len(entry.Spec.Containers) != 1 || entry.Spec.Containers[0].Image != "nginx:1.7.9" || entry.Labels["app"] != "first-pool" {
+		t.Errorf("templatePool[test2] = %+v, want the entry as sent", entry)
+	}
+	if got.Spec.Templates["1"] != "test2" || got.Spec.Template.Spec.Containers[0].Image != "nginx:latest" {
+		t.Errorf("templates = %v, template image = %s; want 1 -> test2 and nginx:latest", got.Spec.Templates, got.Spec.Template.Spec.Containers[0].Image)
+	}
+}
