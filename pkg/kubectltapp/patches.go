@@ -12,8 +12,9 @@ import (
 )
 
 // RestartedAtAnnotation is the pod template annotation `rollout restart` sets to the current time, the one
-// kubectl rollout restart sets on Deployments, StatefulSets and DaemonSets.
-const RestartedAtAnnotation = "kubectl.kubernetes.io/restartedAt"
+// kubectl rollout restart sets on Deployments, StatefulSets and DaemonSets; the TApp controller replaces the
+// pods of a template whose value changed.
+const RestartedAtAnnotation = tapppod.RestartedAtAnnotation
 
 // CheckIDs returns the ids in the order given, without repeats, or an error naming every id that is not an
 // instance of tapp (not a canonical id, or not below spec.replicas).

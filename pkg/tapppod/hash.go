@@ -30,7 +30,10 @@ func TemplateHash(t *corev1.PodTemplateSpec) string {
 // applies to a running pod; any other difference recreates the pod.
 //
 // Decisions:
-//   - metadata (labels, annotations) is not part of it: a label or annotation change is applied in place;
+//   - metadata (labels, annotations) is not part of it: a label or annotation change is applied in place,
+//     except RestartedAtAnnotation: `kubectl tapp rollout restart` (like `kubectl rollout restart`) sets it
+//     to ask for new pods, so its value is part of the hash when the template has it (a template without it
+//     hashes as before, and a pod created before it was set is recreated once it is);
 //   - init container images ARE part of it: the kubelet does not rerun init containers of a running pod,
 //     so an init image change can only take effect by recreating the pod (never half-applied in place);
 //   - ephemeral containers are not part of a template and are ignored.
@@ -39,5 +42,15 @@ func UniqHash(t *corev1.PodTemplateSpec) string {
 	for i := range spec.Containers {
 		spec.Containers[i].Image = ""
 	}
+	if restartedAt := t.Annotations[RestartedAtAnnotation]; restartedAt != "" {
+		return stablehash.Object(struct {
+			Spec        *corev1.PodSpec `json:"spec"`
+			RestartedAt string          `json:"restartedAt"`
+		}{spec, restartedAt})
+	}
 	return stablehash.Object(spec)
 }
+
+// RestartedAtAnnotation is the template annotation `kubectl rollout restart` sets (and `kubectl tapp rollout
+// restart` sets on a TApp's templates) to have every pod replaced.
+const RestartedAtAnnotation = "kubectl.kubernetes.io/restartedAt"

@@ -106,3 +106,31 @@ func TestHashDoesNotMutate(t *testing.T) {
 		t.Fatalf("hashing mutated the template: %+v", tmpl)
 	}
 }
+
+// TestUniqHashRestartedAt: a template without the restart annotation hashes as it always did (the golden
+// value), other annotations stay metadata, and a new value of the restart annotation changes UniqHash, so
+// the pods are replaced rather than updated in place.
+func TestUniqHashRestartedAt(t *testing.T) {
+	base := goldenTemplate()
+	plain := UniqHash(base)
+
+	other := base.DeepCopy()
+	other.Annotations["team"] = "b"
+	if got := UniqHash(other); got != plain {
+		t.Errorf("UniqHash changed with an ordinary annotation: %s, want %s", got, plain)
+	}
+
+	first := base.DeepCopy()
+	first.Annotations[RestartedAtAnnotation] = "2026-11-24T19:00:00Z"
+	second := base.DeepCopy()
+	second.Annotations[RestartedAtAnnotation] = "2026-11-24T20:00:00Z"
+	h1, h2 := UniqHash(first), UniqHash(second)
+	if h1 == plain || h2 == plain || h1 == h2 {
+		t.Errorf("UniqHash with restartedAt: none %s, first %s, second %s; want three different values", plain, h1, h2)
+	}
+	imageOnly := first.DeepCopy()
+	imageOnly.Spec.Containers[0].Image = "nginx:2"
+	if got := UniqHash(imageOnly); got != h1 {
+		t.Errorf("UniqHash changed with the image under the same restartedAt: %s, want %s", got, h1)
+	}
+}

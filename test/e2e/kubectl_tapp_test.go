@@ -195,9 +195,9 @@ func TestKubectlTAppPlugin(t *testing.T) {
 			pod := getPod(t, ns, name+"-"+id)
 			if pod == nil || pod.Annotations[kubectltapp.RestartedAtAnnotation] != stamp || !podReady(pod) {
 				t.Errorf("instance %s after rollout restart: %s, want annotation restartedAt %s", id, describePod(pod), stamp)
-			} else if string(pod.UID) != before[id] {
-				// An annotation is metadata: the controller applies it to the running pod (README).
-				t.Errorf("instance %s after rollout restart: pod %s, want the pod %s updated in place", id, pod.UID, before[id])
+			} else if string(pod.UID) == before[id] {
+				// As for a StatefulSet, a restart replaces every pod (README).
+				t.Errorf("instance %s after rollout restart: still pod %s, want a new pod", id, pod.UID)
 			}
 		}
 	})
