@@ -94,6 +94,25 @@ type TAppSpec struct {
 	LegacyDefaultTemplateName string
 	RevisionHistoryLimit      *int32
 	MinReadySeconds           int32
+	// PersistentVolumeClaimRetentionPolicy says what happens to the claims of volumeClaimTemplates when the
+	// TApp is deleted or an instance is scaled away.
+	PersistentVolumeClaimRetentionPolicy *TAppPersistentVolumeClaimRetentionPolicy
+}
+
+// PersistentVolumeClaimRetentionPolicyType is what happens to a claim: Retain or Delete.
+type PersistentVolumeClaimRetentionPolicyType string
+
+const (
+	// RetainPersistentVolumeClaimRetentionPolicyType keeps the claim.
+	RetainPersistentVolumeClaimRetentionPolicyType PersistentVolumeClaimRetentionPolicyType = "Retain"
+	// DeletePersistentVolumeClaimRetentionPolicyType lets the garbage collector delete the claim with its owner.
+	DeletePersistentVolumeClaimRetentionPolicyType PersistentVolumeClaimRetentionPolicyType = "Delete"
+)
+
+// TAppPersistentVolumeClaimRetentionPolicy is the lifecycle of the claims of volumeClaimTemplates.
+type TAppPersistentVolumeClaimRetentionPolicy struct {
+	WhenDeleted PersistentVolumeClaimRetentionPolicyType
+	WhenScaled  PersistentVolumeClaimRetentionPolicyType
 }
 
 // TAppUpdateStrategy describes how template changes roll out.

@@ -70,6 +70,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &tkestackv1.ForceUpdateStrategyApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("TApp"):
 		return &tkestackv1.TAppApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("TAppPersistentVolumeClaimRetentionPolicy"):
+		return &tkestackv1.TAppPersistentVolumeClaimRetentionPolicyApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("TAppSpec"):
 		return &tkestackv1.TAppSpecApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("TAppStatus"):

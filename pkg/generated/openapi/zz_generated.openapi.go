@@ -58,6 +58,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.ForceUpdateStrategy{}.OpenAPIModelName():                                 schema_pkg_apis_tkestack_v1_ForceUpdateStrategy(ref),
 		v1.TApp{}.OpenAPIModelName():                                                schema_pkg_apis_tkestack_v1_TApp(ref),
 		v1.TAppList{}.OpenAPIModelName():                                            schema_pkg_apis_tkestack_v1_TAppList(ref),
+		v1.TAppPersistentVolumeClaimRetentionPolicy{}.OpenAPIModelName():            schema_pkg_apis_tkestack_v1_TAppPersistentVolumeClaimRetentionPolicy(ref),
 		v1.TAppSpec{}.OpenAPIModelName():                                            schema_pkg_apis_tkestack_v1_TAppSpec(ref),
 		v1.TAppStatus{}.OpenAPIModelName():                                          schema_pkg_apis_tkestack_v1_TAppStatus(ref),
 		v1.TAppUpdateStrategy{}.OpenAPIModelName():                                  schema_pkg_apis_tkestack_v1_TAppUpdateStrategy(ref),
@@ -1366,6 +1367,35 @@ func schema_pkg_apis_tkestack_v1_TAppList(ref common.ReferenceCallback) common.O
 	}
 }
 
+func schema_pkg_apis_tkestack_v1_TAppPersistentVolumeClaimRetentionPolicy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TAppPersistentVolumeClaimRetentionPolicy is the lifecycle of the claims of volumeClaimTemplates. The controller expresses it with owner references on the claims, which the garbage collector follows.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"whenDeleted": {
+						SchemaProps: spec.SchemaProps{
+							Description: "WhenDeleted is what happens to the claims when the TApp is deleted: Retain (the default) keeps them; Delete makes the TApp an owner of every claim, so they are deleted with it (each once no pod uses it).\n\nPossible enum values:\n - `\"Delete\"` lets the garbage collector delete the claim with its owner.\n - `\"Retain\"` keeps the claim.",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Delete", "Retain"},
+						},
+					},
+					"whenScaled": {
+						SchemaProps: spec.SchemaProps{
+							Description: "WhenScaled is what happens to the claims of an instance removed because spec.replicas was lowered: Retain (the default) keeps them; Delete makes the instance's pod an owner of its claims, so they are deleted once the pod is gone. Claims of instances that are killed are kept.\n\nPossible enum values:\n - `\"Delete\"` lets the garbage collector delete the claim with its owner.\n - `\"Retain\"` keeps the claim.",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Delete", "Retain"},
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_pkg_apis_tkestack_v1_TAppSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -1524,12 +1554,18 @@ func schema_pkg_apis_tkestack_v1_TAppSpec(ref common.ReferenceCallback) common.O
 							Format:      "int32",
 						},
 					},
+					"persistentVolumeClaimRetentionPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PersistentVolumeClaimRetentionPolicy says what happens to the claims of volumeClaimTemplates when the TApp is deleted (whenDeleted) or an instance is removed by lowering spec.replicas (whenScaled). Defaults to Retain for both: claims are kept. A claim whose pod still runs is never deleted; the claims of killed instances are always kept.",
+							Ref:         ref(v1.TAppPersistentVolumeClaimRetentionPolicy{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"template"},
 			},
 		},
 		Dependencies: []string{
-			v1.TAppUpdateStrategy{}.OpenAPIModelName(), corev1.PersistentVolumeClaim{}.OpenAPIModelName(), corev1.PodTemplateSpec{}.OpenAPIModelName(), metav1.LabelSelector{}.OpenAPIModelName()},
+			v1.TAppPersistentVolumeClaimRetentionPolicy{}.OpenAPIModelName(), v1.TAppUpdateStrategy{}.OpenAPIModelName(), corev1.PersistentVolumeClaim{}.OpenAPIModelName(), corev1.PodTemplateSpec{}.OpenAPIModelName(), metav1.LabelSelector{}.OpenAPIModelName()},
 	}
 }
 

@@ -39,6 +39,15 @@ var Funcs = func(codecs runtimeserializer.CodecFactory) []interface{} {
 				v := int32(tkestack.DefaultRevisionHistoryLimit)
 				spec.RevisionHistoryLimit = &v
 			}
+			if spec.PersistentVolumeClaimRetentionPolicy == nil {
+				spec.PersistentVolumeClaimRetentionPolicy = &tkestack.TAppPersistentVolumeClaimRetentionPolicy{}
+			}
+			if spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted == "" {
+				spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted = tkestack.RetainPersistentVolumeClaimRetentionPolicyType
+			}
+			if spec.PersistentVolumeClaimRetentionPolicy.WhenScaled == "" {
+				spec.PersistentVolumeClaimRetentionPolicy.WhenScaled = tkestack.RetainPersistentVolumeClaimRetentionPolicyType
+			}
 			// Defaulting derives a missing selector from the template labels.
 			if spec.Selector == nil {
 				spec.Selector = &metav1.LabelSelector{}

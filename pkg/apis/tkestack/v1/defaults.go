@@ -26,6 +26,7 @@ func addDefaultingFuncs(scheme *runtime.Scheme) error {
 //   - updateStrategy.template from defaultTemplateName;
 //   - updateStrategy.maxUnavailable 1 and forceUpdate.maxUnavailable "100%";
 //   - revisionHistoryLimit 10;
+//   - persistentVolumeClaimRetentionPolicy whenDeleted and whenScaled Retain;
 //   - selector from the labels of spec.template, without the instance and hash labels (tapp_instance_key,
 //     tapp_template_hash_key, tapp_uniq_hash_key: the controller rewrites them on every pod, and a TApp moved
 //     from the original controller carries its hashes in its template labels);
@@ -47,6 +48,15 @@ func SetDefaults_TAppSpec(spec *TAppSpec) {
 	if spec.UpdateStrategy.ForceUpdate.MaxUnavailable == nil {
 		v := intstr.FromString(defaultForceUpdateMaxUnavailable)
 		spec.UpdateStrategy.ForceUpdate.MaxUnavailable = &v
+	}
+	if spec.PersistentVolumeClaimRetentionPolicy == nil {
+		spec.PersistentVolumeClaimRetentionPolicy = &TAppPersistentVolumeClaimRetentionPolicy{}
+	}
+	if spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted == "" {
+		spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted = RetainPersistentVolumeClaimRetentionPolicyType
+	}
+	if spec.PersistentVolumeClaimRetentionPolicy.WhenScaled == "" {
+		spec.PersistentVolumeClaimRetentionPolicy.WhenScaled = RetainPersistentVolumeClaimRetentionPolicyType
 	}
 	if spec.RevisionHistoryLimit == nil {
 		v := int32(defaultRevisionHistoryLimit)

@@ -56,6 +56,10 @@ func TestDefaultsFillEmptySpec(t *testing.T) {
 	if spec.UpdateStrategy.Template != "default" {
 		t.Errorf("updateStrategy.template = %q, want default", spec.UpdateStrategy.Template)
 	}
+	wantRetention := &v1.TAppPersistentVolumeClaimRetentionPolicy{WhenDeleted: "Retain", WhenScaled: "Retain"}
+	if !reflect.DeepEqual(spec.PersistentVolumeClaimRetentionPolicy, wantRetention) {
+		t.Errorf("persistentVolumeClaimRetentionPolicy = %v, want %v", spec.PersistentVolumeClaimRetentionPolicy, wantRetention)
+	}
 	if got := spec.RevisionHistoryLimit; got == nil || *got != 10 {
 		t.Errorf("revisionHistoryLimit = %v, want 10", got)
 	}
@@ -184,6 +188,16 @@ func TestDefaultsAreIdempotent(t *testing.T) {
 	twice := defaulted(t, once.DeepCopy())
 	if !reflect.DeepEqual(once, twice) {
 		t.Errorf("defaulting twice changed the object:\n once: %+v\ntwice: %+v", once.Spec, twice.Spec)
+	}
+}
+
+func TestDefaultsKeepClaimRetentionPolicy(t *testing.T) {
+	tapp := minimalTApp()
+	tapp.Spec.PersistentVolumeClaimRetentionPolicy = &v1.TAppPersistentVolumeClaimRetentionPolicy{WhenScaled: v1.DeletePersistentVolumeClaimRetentionPolicyType}
+	got := defaulted(t, tapp).Spec.PersistentVolumeClaimRetentionPolicy
+	want := &v1.TAppPersistentVolumeClaimRetentionPolicy{WhenDeleted: "Retain", WhenScaled: "Delete"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("persistentVolumeClaimRetentionPolicy = %v, want %v", got, want)
 	}
 }
 

@@ -116,6 +116,38 @@ type TAppSpec struct {
 	// Defaults to 0 (available as soon as it is ready).
 	// +optional
 	MinReadySeconds int32 `json:"minReadySeconds,omitempty"`
+
+	// PersistentVolumeClaimRetentionPolicy says what happens to the claims of volumeClaimTemplates when the
+	// TApp is deleted (whenDeleted) or an instance is removed by lowering spec.replicas (whenScaled).
+	// Defaults to Retain for both: claims are kept. A claim whose pod still runs is never deleted; the
+	// claims of killed instances are always kept.
+	// +optional
+	PersistentVolumeClaimRetentionPolicy *TAppPersistentVolumeClaimRetentionPolicy `json:"persistentVolumeClaimRetentionPolicy,omitempty"`
+}
+
+// PersistentVolumeClaimRetentionPolicyType is what happens to a claim: Retain or Delete.
+// +enum
+type PersistentVolumeClaimRetentionPolicyType string
+
+const (
+	// RetainPersistentVolumeClaimRetentionPolicyType keeps the claim.
+	RetainPersistentVolumeClaimRetentionPolicyType PersistentVolumeClaimRetentionPolicyType = "Retain"
+	// DeletePersistentVolumeClaimRetentionPolicyType lets the garbage collector delete the claim with its owner.
+	DeletePersistentVolumeClaimRetentionPolicyType PersistentVolumeClaimRetentionPolicyType = "Delete"
+)
+
+// TAppPersistentVolumeClaimRetentionPolicy is the lifecycle of the claims of volumeClaimTemplates. The
+// controller expresses it with owner references on the claims, which the garbage collector follows.
+type TAppPersistentVolumeClaimRetentionPolicy struct {
+	// WhenDeleted is what happens to the claims when the TApp is deleted: Retain (the default) keeps them;
+	// Delete makes the TApp an owner of every claim, so they are deleted with it (each once no pod uses it).
+	// +optional
+	WhenDeleted PersistentVolumeClaimRetentionPolicyType `json:"whenDeleted,omitempty"`
+	// WhenScaled is what happens to the claims of an instance removed because spec.replicas was lowered:
+	// Retain (the default) keeps them; Delete makes the instance's pod an owner of its claims, so they are
+	// deleted once the pod is gone. Claims of instances that are killed are kept.
+	// +optional
+	WhenScaled PersistentVolumeClaimRetentionPolicyType `json:"whenScaled,omitempty"`
 }
 
 // TAppUpdateStrategy controls how template changes are rolled out.

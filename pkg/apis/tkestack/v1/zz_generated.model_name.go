@@ -37,6 +37,11 @@ func (in TAppList) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TAppPersistentVolumeClaimRetentionPolicy) OpenAPIModelName() string {
+	return "io.tkestack.apps.v1.TAppPersistentVolumeClaimRetentionPolicy"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in TAppSpec) OpenAPIModelName() string {
 	return "io.tkestack.apps.v1.TAppSpec"
 }

@@ -169,6 +169,30 @@ func validateRolloutControls(spec *tkestack.TAppSpec, fldPath *field.Path) field
 		allErrs = append(allErrs, apimachineryvalidation.ValidateNonnegativeField(int64(*spec.RevisionHistoryLimit),
 			fldPath.Child("revisionHistoryLimit"))...)
 	}
+	allErrs = append(allErrs, validateClaimRetentionPolicy(spec.PersistentVolumeClaimRetentionPolicy, fldPath.Child("persistentVolumeClaimRetentionPolicy"))...)
+	return allErrs
+}
+
+// claimRetentionPolicyTypes are the values of persistentVolumeClaimRetentionPolicy.whenDeleted and .whenScaled.
+var claimRetentionPolicyTypes = []string{
+	string(tkestack.RetainPersistentVolumeClaimRetentionPolicyType),
+	string(tkestack.DeletePersistentVolumeClaimRetentionPolicyType),
+}
+
+// validateClaimRetentionPolicy checks spec.persistentVolumeClaimRetentionPolicy (filled by the defaults).
+func validateClaimRetentionPolicy(policy *tkestack.TAppPersistentVolumeClaimRetentionPolicy, fldPath *field.Path) field.ErrorList {
+	if policy == nil {
+		return nil
+	}
+	var allErrs field.ErrorList
+	for _, f := range []struct {
+		name  string
+		value tkestack.PersistentVolumeClaimRetentionPolicyType
+	}{{"whenDeleted", policy.WhenDeleted}, {"whenScaled", policy.WhenScaled}} {
+		if !sets.New(claimRetentionPolicyTypes...).Has(string(f.value)) {
+			allErrs = append(allErrs, field.NotSupported(fldPath.Child(f.name), f.value, claimRetentionPolicyTypes))
+		}
+	}
 	return allErrs
 }
 

@@ -381,6 +381,28 @@ func TestValidateTApp(t *testing.T) {
 			mutate: func(a *tkestack.TApp) { a.Spec.MinReadySeconds = -1 },
 			want:   []wantErr{{field.ErrorTypeInvalid, "spec.minReadySeconds", "must be greater than or equal to 0"}},
 		},
+		{
+			name: "claim retention policy Delete and Retain",
+			mutate: func(a *tkestack.TApp) {
+				a.Spec.PersistentVolumeClaimRetentionPolicy = &tkestack.TAppPersistentVolumeClaimRetentionPolicy{
+					WhenDeleted: tkestack.DeletePersistentVolumeClaimRetentionPolicyType,
+					WhenScaled:  tkestack.RetainPersistentVolumeClaimRetentionPolicyType,
+				}
+			},
+		},
+		{
+			name: "claim retention policy unknown values",
+			mutate: func(a *tkestack.TApp) {
+				a.Spec.PersistentVolumeClaimRetentionPolicy = &tkestack.TAppPersistentVolumeClaimRetentionPolicy{
+					WhenDeleted: "delete",
+					WhenScaled:  "",
+				}
+			},
+			want: []wantErr{
+				{field.ErrorTypeNotSupported, "spec.persistentVolumeClaimRetentionPolicy.whenDeleted", `"Retain", "Delete"`},
+				{field.ErrorTypeNotSupported, "spec.persistentVolumeClaimRetentionPolicy.whenScaled", ""},
+			},
+		},
 
 		// pod templates
 		{

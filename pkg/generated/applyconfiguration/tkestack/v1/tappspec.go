@@ -76,6 +76,11 @@ type TAppSpecApplyConfiguration struct {
 	// count as available: in status.availableReplicas and in the maxUnavailable budgets of updates.
 	// Defaults to 0 (available as soon as it is ready).
 	MinReadySeconds *int32 `json:"minReadySeconds,omitempty"`
+	// PersistentVolumeClaimRetentionPolicy says what happens to the claims of volumeClaimTemplates when the
+	// TApp is deleted (whenDeleted) or an instance is removed by lowering spec.replicas (whenScaled).
+	// Defaults to Retain for both: claims are kept. A claim whose pod still runs is never deleted; the
+	// claims of killed instances are always kept.
+	PersistentVolumeClaimRetentionPolicy *TAppPersistentVolumeClaimRetentionPolicyApplyConfiguration `json:"persistentVolumeClaimRetentionPolicy,omitempty"`
 }
 
 // TAppSpecApplyConfiguration constructs a declarative configuration of the TAppSpec type for use with
@@ -232,5 +237,13 @@ func (b *TAppSpecApplyConfiguration) WithRevisionHistoryLimit(value int32) *TApp
 // If called multiple times, the MinReadySeconds field is set to the value of the last call.
 func (b *TAppSpecApplyConfiguration) WithMinReadySeconds(value int32) *TAppSpecApplyConfiguration {
 	b.MinReadySeconds = &value
+	return b
+}
+
+// WithPersistentVolumeClaimRetentionPolicy sets the PersistentVolumeClaimRetentionPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PersistentVolumeClaimRetentionPolicy field is set to the value of the last call.
+func (b *TAppSpecApplyConfiguration) WithPersistentVolumeClaimRetentionPolicy(value *TAppPersistentVolumeClaimRetentionPolicyApplyConfiguration) *TAppSpecApplyConfiguration {
+	b.PersistentVolumeClaimRetentionPolicy = value
 	return b
 }
