@@ -34,6 +34,9 @@ func (c *Controller) execute(ctx context.Context, key string, tapp *tkestackv1.T
 	}
 
 	failures.Add(c.adoptAndRelease(ctx, tapp, plan, claimPlan)...)
+	// Claim owner references before the deletions: a pod scaled away is deleted only once its claims
+	// carry the references whenScaled: Delete asks for.
+	retentionFailed := c.changeClaimOwners(ctx, tapp, claimPlan.OwnerChanges, &failures)
 	for _, conflict := range plan.Conflicts {
 		msg := fmt.Sprintf("pod %s for instance %s exists and is controlled by %s; delete it to let the TApp create its instance", conflict.PodName, conflict.ID, conflict.Owner)
 		c.recorder.Event(tapp, corev1.EventTypeWarning, "InstanceConflict", msg)
@@ -48,6 +51,9 @@ func (c *Controller) execute(ctx context.Context, key string, tapp *tkestackv1.T
 	// Deletions first: they free names that creations of the same instance need later.
 	deletes := make([]deletion, 0, len(plan.Deletes)+len(plan.ForceDeletes)+len(plan.Recreates))
 	for _, d := range plan.Deletes {
+		if d.Reason == policy.ReasonScaleDown && retentionFailed[d.ID] {
+			continue
+		}
 		deletes = append(deletes, deletion{podName: d.PodName, uid: d.UID, reason: string(d.Reason), id: d.ID})
 	}
 	for _, d := range plan.ForceDeletes {
@@ -175,7 +181,7 @@ func (c *Controller) createInstances(ctx context.Context, key string, tapp *tkes
 
 // createInstance creates the claims and the pod of instance id, and sends the pod to created.
 func (c *Controller) createInstance(ctx context.Context, key string, tapp *tkestackv1.TApp, plan *policy.Plan, id string, created chan<- *corev1.Pod) *actions.Failure {
-	for _, claim := range policy.NewPVCs(tapp, id) {
+	for _, claim := range policy.NewInstanceClaims(tapp, id) {
 		_, err := c.kubeClient.CoreV1().PersistentVolumeClaims(tapp.Namespace).Create(ctx, claim, metav1.CreateOptions{FieldManager: fieldManager})
 		if apierrors.IsAlreadyExists(err) {
 			// Claims outlive their pods: an instance coming back mounts its old claim, whoever created
@@ -324,6 +330,47 @@ func (c *Controller) adoptAndRelease(ctx context.Context, tapp *tkestackv1.TApp,
 	logger.V(2).Info("Ownership changes", "adoptedPods", done["adopt pod"], "adoptedClaims", done["adopt claim"],
 		"releasedPods", done["release pod"], "releasedClaims", done["release claim"], "planned", len(changes))
 	return failures.List()
+}
+
+// changeClaimOwners adds and removes the claim owner references of changes (PlanClaimRetention), each with
+// one patch bound to the claim's UID. It returns the instances whose claims could not be changed; claims
+// gone or replaced meanwhile are skipped, the next snapshot decides again.
+func (c *Controller) changeClaimOwners(ctx context.Context, tapp *tkestackv1.TApp, changes []policy.ClaimOwnerChange, failures *actions.Failures) map[string]bool {
+	var mu sync.Mutex
+	failed := map[string]bool{}
+	workqueue.ParallelizeUntil(ctx, actions.MaxParallel, len(changes), func(i int) {
+		ch := changes[i]
+		var data []byte
+		var err error
+		verb := "remove"
+		if ch.Add != nil {
+			verb = "add"
+			data, err = ownership.AdoptPatch(*ch.Add, ch.UID)
+		} else {
+			data, err = ownership.ReleasePatch(ch.Remove, ch.UID)
+		}
+		if err == nil {
+			_, err = c.kubeClient.CoreV1().PersistentVolumeClaims(tapp.Namespace).Patch(ctx, ch.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{FieldManager: fieldManager})
+			metrics.CountAction("claim-owner", err)
+		}
+		switch {
+		case err == nil:
+			if ch.Add != nil {
+				c.recorder.Eventf(tapp, corev1.EventTypeNormal, "ClaimOwnerAdded", "Claim %s of instance %s is now owned by %s %s (persistentVolumeClaimRetentionPolicy)", ch.Name, ch.ID, ch.Add.Kind, ch.Add.Name)
+			} else {
+				klog.FromContext(ctx).V(2).Info("Removed a claim owner reference", "claim", ch.Name, "instance", ch.ID, "owner", ch.Remove)
+			}
+		case ownership.Gone(err):
+		default:
+			msg := fmt.Sprintf("%s owner reference of claim %s of instance %s: %v", verb, ch.Name, ch.ID, err)
+			c.recorder.Event(tapp, corev1.EventTypeWarning, "FailedClaimOwner", msg)
+			failures.Add(actions.Failure{Reason: "FailedClaimOwner", Message: msg, Retry: true})
+			mu.Lock()
+			failed[ch.ID] = true
+			mu.Unlock()
+		}
+	})
+	return failed
 }
 
 // initReadinessGate writes the readiness gate of a pod just created: it cannot become Ready before, and

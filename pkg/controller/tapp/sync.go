@@ -55,6 +55,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	plan := policy.ComputePlanWithRevisions(tapp, revisions, pods, c.nodeState, c.clock.Now())
 	claimPlan := policy.PlanClaims(tapp, claims)
+	claimPlan.OwnerChanges = policy.PlanClaimRetention(tapp, pods, claims)
 	if tapp.DeletionTimestamp == nil {
 		if c.expectations.Satisfied(key, c.cachedPod(namespace)) {
 			failures = c.execute(ctx, key, tapp, pods, plan, claimPlan)

@@ -26,6 +26,10 @@ type ClaimPlan struct {
 	Adoptions []ClaimAction
 	// Releases are claims the TApp controls that spec.selector no longer matches, by name.
 	Releases []ClaimAction
+	// OwnerChanges are the owner references spec.persistentVolumeClaimRetentionPolicy asks for
+	// (PlanClaimRetention), by claim name. The executor applies them before it deletes the pods of
+	// instances scaled away, and keeps the pod of an instance whose claim it could not change.
+	OwnerChanges []ClaimOwnerChange
 }
 
 // ClaimOwner is the TApp as pkg/ownership sees claims: the claims that belong to it are those
@@ -87,4 +91,168 @@ func claimID(tapp *tkestackv1.TApp, name string) string {
 		return ""
 	}
 	return name[i+1:]
+}
+
+// ClaimOwnerChange adds or removes one owner reference of a claim, for
+// spec.persistentVolumeClaimRetentionPolicy: the garbage collector deletes a claim once one of its owners is
+// gone, so a reference to the TApp ties the claim to the TApp (whenDeleted: Delete) and a reference to the
+// instance's pod ties it to that pod (whenScaled: Delete, for an instance scaled away).
+type ClaimOwnerChange struct {
+	// ID is the instance whose claim it is.
+	ID string
+	// Name and UID are the claim's.
+	Name string
+	UID  types.UID
+	// Add is the reference to add; when nil, the reference whose UID is Remove is removed.
+	Add    *metav1.OwnerReference
+	Remove types.UID
+}
+
+// ClaimRetention returns spec.persistentVolumeClaimRetentionPolicy's whenDeleted and whenScaled, Retain
+// when unset.
+func ClaimRetention(tapp *tkestackv1.TApp) (whenDeleted, whenScaled tkestackv1.PersistentVolumeClaimRetentionPolicyType) {
+	whenDeleted, whenScaled = tkestackv1.RetainPersistentVolumeClaimRetentionPolicyType, tkestackv1.RetainPersistentVolumeClaimRetentionPolicyType
+	if p := tapp.Spec.PersistentVolumeClaimRetentionPolicy; p != nil {
+		if p.WhenDeleted == tkestackv1.DeletePersistentVolumeClaimRetentionPolicyType {
+			whenDeleted = p.WhenDeleted
+		}
+		if p.WhenScaled == tkestackv1.DeletePersistentVolumeClaimRetentionPolicyType {
+			whenScaled = p.WhenScaled
+		}
+	}
+	return whenDeleted, whenScaled
+}
+
+// RetentionOwnerReference is the owner reference to the TApp that whenDeleted: Delete puts on its claims:
+// not a controller reference (the claims stay the instances' own, see ClaimOwner), and without
+// blockOwnerDeletion, so that deleting the TApp does not wait for its claims.
+func RetentionOwnerReference(tapp *tkestackv1.TApp) metav1.OwnerReference {
+	ref := OwnerReference(tapp)
+	ref.Controller, ref.BlockOwnerDeletion = nil, nil
+	return ref
+}
+
+// podOwnerReference is the owner reference to an instance's pod that whenScaled: Delete puts on its claims.
+func podOwnerReference(pod *corev1.Pod) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID}
+}
+
+// PlanClaimRetention decides the owner references of the TApp's instance claims (claims named
+// <claim>-<tapp>-<id> for one of its volumeClaimTemplates) that spec.persistentVolumeClaimRetentionPolicy
+// asks for, with the semantics of StatefulSet's:
+//   - whenDeleted: Delete: every instance claim has a (non-controller) reference to the TApp; Retain: that
+//     reference is removed (a controller reference from an adoption is left alone);
+//   - whenScaled: Delete: the claims of an instance scaled away (id >= spec.replicas) whose pod exists get
+//     a reference to that pod, so they are deleted once it is gone, never while it runs; an instance
+//     scaled away whose pod is gone is left as it is. Claims of wanted instances (killed ones included)
+//     and, with Retain, all claims lose their references to pods of the instance's name, so a scale-up
+//     before the garbage collector acted keeps the claim.
+//
+// Claims controlled by another object are not touched, nor anything while the TApp is being deleted (the
+// garbage collector then follows the references in place). pods are the TApp's pods.
+func PlanClaimRetention(tapp *tkestackv1.TApp, pods []*corev1.Pod, claims []*corev1.PersistentVolumeClaim) []ClaimOwnerChange {
+	if tapp.DeletionTimestamp != nil || len(tapp.Spec.VolumeClaimTemplates) == 0 {
+		return nil
+	}
+	whenDeleted, whenScaled := ClaimRetention(tapp)
+	podOf := make(map[string]*corev1.Pod, len(pods))
+	for _, pod := range pods {
+		if pod == nil {
+			continue
+		}
+		if ref := metav1.GetControllerOfNoCopy(pod); ref == nil || ref.UID != tapp.UID {
+			continue
+		}
+		if id := pod.Labels[InstanceIDLabel]; pod.Name == PodName(tapp, id) {
+			podOf[id] = pod
+		}
+	}
+	replicas := desiredReplicas(tapp)
+	tappRef := RetentionOwnerReference(tapp)
+	var changes []ClaimOwnerChange
+	for _, c := range claims {
+		if c == nil || c.DeletionTimestamp != nil {
+			continue
+		}
+		id := instanceOfClaim(tapp, c.Name)
+		if id == "" {
+			continue
+		}
+		if ref := metav1.GetControllerOfNoCopy(c); ref != nil && ref.UID != tapp.UID {
+			continue
+		}
+		change := func(add *metav1.OwnerReference, remove types.UID) {
+			changes = append(changes, ClaimOwnerChange{ID: id, Name: c.Name, UID: c.UID, Add: add, Remove: remove})
+		}
+		// The TApp's reference.
+		var toTApp *metav1.OwnerReference
+		for i := range c.OwnerReferences {
+			if c.OwnerReferences[i].UID == tapp.UID {
+				toTApp = &c.OwnerReferences[i]
+			}
+		}
+		switch {
+		case whenDeleted == tkestackv1.DeletePersistentVolumeClaimRetentionPolicyType && toTApp == nil:
+			ref := tappRef
+			change(&ref, "")
+		case whenDeleted == tkestackv1.RetainPersistentVolumeClaimRetentionPolicyType && toTApp != nil &&
+			(toTApp.Controller == nil || !*toTApp.Controller):
+			change(nil, tapp.UID)
+		}
+		// References to the instance's pods.
+		pod := podOf[id]
+		scaledAway := ordinal(id) >= replicas
+		if scaledAway && whenScaled == tkestackv1.DeletePersistentVolumeClaimRetentionPolicyType && pod == nil {
+			continue
+		}
+		var want types.UID
+		if scaledAway && whenScaled == tkestackv1.DeletePersistentVolumeClaimRetentionPolicyType {
+			want = pod.UID
+		}
+		has := false
+		for _, ref := range c.OwnerReferences {
+			if ref.Kind != "Pod" || ref.APIVersion != "v1" || ref.Name != PodName(tapp, id) {
+				continue
+			}
+			if ref.UID == want {
+				has = true
+			} else {
+				change(nil, ref.UID)
+			}
+		}
+		if want != "" && !has {
+			ref := podOwnerReference(pod)
+			change(&ref, "")
+		}
+	}
+	sort.SliceStable(changes, func(i, j int) bool { return changes[i].Name < changes[j].Name })
+	return changes
+}
+
+// instanceOfClaim returns the instance id of an instance claim of the TApp, or "" for another claim.
+func instanceOfClaim(tapp *tkestackv1.TApp, name string) string {
+	id := claimID(tapp, name)
+	if _, ok := ParseID(id); !ok {
+		return ""
+	}
+	for _, t := range tapp.Spec.VolumeClaimTemplates {
+		if PVCName(t.Name, tapp, id) == name {
+			return id
+		}
+	}
+	return ""
+}
+
+// NewInstanceClaims returns the claims of instance id as NewPVCs builds them, with the owner reference
+// spec.persistentVolumeClaimRetentionPolicy asks for at creation: the TApp's (RetentionOwnerReference) with
+// whenDeleted: Delete, none with Retain (the claims then outlive the TApp). PlanClaimRetention keeps the
+// references of existing claims in line with the policy.
+func NewInstanceClaims(tapp *tkestackv1.TApp, id string) []*corev1.PersistentVolumeClaim {
+	claims := NewPVCs(tapp, id)
+	if whenDeleted, _ := ClaimRetention(tapp); whenDeleted == tkestackv1.DeletePersistentVolumeClaimRetentionPolicyType {
+		for _, c := range claims {
+			c.OwnerReferences = []metav1.OwnerReference{RetentionOwnerReference(tapp)}
+		}
+	}
+	return claims
 }
