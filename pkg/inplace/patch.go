@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +23,11 @@ type Update struct {
 	// Images maps a container name to its new image. Containers are matched by name, so containers that
 	// admission injected into the pod are left alone.
 	Images map[string]string
+	// Resources maps a container name to its new resources (requests and limits, replaced as a whole). They
+	// are applied through the pods/resize subresource, which the kubelet carries out honouring each
+	// container's resizePolicy; the change must keep the pod's QoS class (the API server refuses it
+	// otherwise), which is the caller's decision to check.
+	Resources map[string]corev1.ResourceRequirements
 	// Labels are set on the pod; RemoveLabels are removed from it. Other labels on the pod are kept.
 	Labels       map[string]string
 	RemoveLabels []string
@@ -53,6 +59,20 @@ func UpdatedPod(pod *corev1.Pod, u Update, now time.Time) (*corev1.Pod, error) {
 	}
 	sort.Strings(names)
 	var newState *State
+	ensureState := func() {
+		if newState != nil {
+			return
+		}
+		newState = &State{Containers: map[string]ContainerState{}}
+		if old, ok := ParseState(pod); ok {
+			for name, cs := range old.Containers {
+				newState.Containers[name] = cs
+			}
+			for name, r := range old.Resize {
+				setResize(newState, name, r)
+			}
+		}
+	}
 	for _, name := range names {
 		image := u.Images[name]
 		c := findContainer(out.Spec.Containers, name)
@@ -62,16 +82,33 @@ func UpdatedPod(pod *corev1.Pod, u Update, now time.Time) (*corev1.Pod, error) {
 		if c.Image == image {
 			continue // already there: nothing to wait for
 		}
-		if newState == nil {
-			newState = &State{Containers: map[string]ContainerState{}}
-			if old, ok := ParseState(pod); ok {
-				for name, cs := range old.Containers {
-					newState.Containers[name] = cs
-				}
-			}
-		}
+		ensureState()
 		newState.Containers[name] = recordContainer(pod, name, c.Image, image)
 		c.Image = image
+	}
+
+	// Resources, by container name, in a stable order.
+	names = names[:0]
+	for name := range u.Resources {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		want := u.Resources[name]
+		c := findContainer(out.Spec.Containers, name)
+		if c == nil {
+			return nil, fmt.Errorf("pod %s/%s has no container %q", pod.Namespace, pod.Name, name)
+		}
+		if equality.Semantic.DeepEqual(c.Resources, want) {
+			continue
+		}
+		ensureState()
+		rec := ResizeState{Resources: *want.DeepCopy()}
+		if st := containerStatus(pod, name); st != nil {
+			rec.OldRestartCount = st.RestartCount
+		}
+		setResize(newState, name, rec)
+		c.Resources = *want.DeepCopy()
 	}
 
 	for _, k := range u.RemoveLabels {
@@ -101,7 +138,8 @@ func UpdatedPod(pod *corev1.Pod, u Update, now time.Time) (*corev1.Pod, error) {
 }
 
 // SpecPatch returns a strategic merge patch that turns old into updated, where updated differs from old only
-// in labels, annotations and regular container images (as UpdatedPod produces). Containers are addressed by
+// in labels, annotations, regular container images and resources (as UpdatedPod produces); resources are
+// not part of it (ResizePatch carries them). Containers are addressed by
 // name and removed keys are sent as null. The patch carries old's UID, so it cannot land on another pod of the
 // same name (the API server refuses a change of metadata.uid with 422 Invalid). It does not carry the
 // resourceVersion: the kubelet rewrites the status of a pod as soon as its readiness gate goes False, so a
@@ -119,6 +157,7 @@ func SpecPatch(old, updated *corev1.Pod) ([]byte, error) {
 		for i := range check.Spec.Containers {
 			if check.Spec.Containers[i].Name == old.Spec.Containers[i].Name {
 				check.Spec.Containers[i].Image = old.Spec.Containers[i].Image
+				check.Spec.Containers[i].Resources = old.Spec.Containers[i].Resources
 			}
 		}
 	}
@@ -144,6 +183,38 @@ func SpecPatch(old, updated *corev1.Pod) ([]byte, error) {
 		patch["spec"] = map[string]any{"containers": containers}
 	}
 	return json.Marshal(patch)
+}
+
+// ResizePatch returns the JSON patch of the pods/resize subresource that gives the regular containers of old
+// the resources they have in updated (as UpdatedPod produces), or nil when no resources change. Each changed
+// container's resources are replaced as a whole, at its index, after a test of its name there; a test of
+// old's UID binds the patch to that pod (the resize subresource keeps only resource changes, so the UID
+// cannot be sent as a field to keep).
+func ResizePatch(old, updated *corev1.Pod) ([]byte, error) {
+	if len(old.Spec.Containers) != len(updated.Spec.Containers) {
+		return nil, fmt.Errorf("pod %s/%s: containers differ", old.Namespace, old.Name)
+	}
+	var ops []map[string]any
+	for i, c := range updated.Spec.Containers {
+		if c.Name != old.Spec.Containers[i].Name {
+			return nil, fmt.Errorf("pod %s/%s: containers differ", old.Namespace, old.Name)
+		}
+		if equality.Semantic.DeepEqual(c.Resources, old.Spec.Containers[i].Resources) {
+			continue
+		}
+		path := "/spec/containers/" + strconv.Itoa(i)
+		ops = append(ops,
+			map[string]any{"op": "test", "path": path + "/name", "value": c.Name},
+			map[string]any{"op": "replace", "path": path + "/resources", "value": c.Resources})
+	}
+	if len(ops) == 0 {
+		return nil, nil
+	}
+	if old.UID == "" {
+		return nil, fmt.Errorf("pod %s/%s has no UID to use as a precondition", old.Namespace, old.Name)
+	}
+	ops = append([]map[string]any{{"op": "test", "path": "/metadata/uid", "value": old.UID}}, ops...)
+	return json.Marshal(ops)
 }
 
 // mapDiff returns the merge-patch entries turning a into b: changed or new keys with their value, removed keys

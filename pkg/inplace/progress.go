@@ -15,6 +15,10 @@ type Result struct {
 	// image name, or a new container that crashes or cannot be created). It is not final: the kubelet keeps
 	// retrying and a new template may fix it. The controller should surface Message as an event.
 	Failed bool
+	// Infeasible is true when the kubelet refuses a resize of the update (condition PodResizePending with
+	// reason Infeasible: the node cannot give the pod the resources asked for). Failed is then true too. It
+	// will not get better by waiting: the controller should recreate the pod.
+	Infeasible bool
 	// Message says what is awaited or what failed.
 	Message string
 }
@@ -68,6 +72,11 @@ func Check(pod *corev1.Pod) Result {
 		return Result{Message: fmt.Sprintf("waiting for the kubelet to observe generation %d (status is at %d)", state.Generation+1, observed)}
 	}
 	statusFresh := state.Generation > 0 && observed > state.Generation
+	if len(state.Resize) > 0 {
+		if c := podCondition(pod, corev1.PodResizePending); c != nil && c.Reason == corev1.PodReasonInfeasible {
+			return Result{Failed: true, Infeasible: true, Message: fmt.Sprintf("the kubelet cannot resize the pod in place: %s", c.Message)}
+		}
+	}
 
 	names := make([]string, 0, len(state.Containers))
 	for name := range state.Containers {
@@ -109,7 +118,70 @@ func Check(pod *corev1.Pod) Result {
 		}
 	}
 	if !res.Failed {
+		if msg := checkResize(pod, state); msg != "" {
+			res.Done = false
+			if pending == "" {
+				pending = msg
+			}
+		}
 		res.Message = pending
 	}
 	return res
+}
+
+// checkResize returns what the resize recorded in state still waits for, or "" when the kubelet reports it
+// done: neither PodResizePending nor PodResizeInProgress is set, and every resized container runs and
+// reports (status resources) the cpu and memory requests and limits asked for. A container whose
+// resizePolicy is RestartContainer restarts on the way; the kubelet reports its new resources once it runs.
+func checkResize(pod *corev1.Pod, state *State) string {
+	if len(state.Resize) == 0 {
+		return ""
+	}
+	for _, t := range []corev1.PodConditionType{corev1.PodResizePending, corev1.PodResizeInProgress} {
+		if c := podCondition(pod, t); c != nil && c.Status == corev1.ConditionTrue {
+			msg := fmt.Sprintf("waiting for the kubelet to resize the pod (%s", t)
+			if c.Reason != "" {
+				msg += " " + c.Reason
+			}
+			return msg + ")"
+		}
+	}
+	names := make([]string, 0, len(state.Resize))
+	for name := range state.Resize {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		cs := containerStatus(pod, name)
+		if cs == nil || cs.State.Running == nil {
+			return fmt.Sprintf("waiting for container %q to run after its resize", name)
+		}
+		want := state.Resize[name].Resources
+		if cs.Resources == nil || !sameComputeResources(want.Requests, cs.Resources.Requests) || !sameComputeResources(want.Limits, cs.Resources.Limits) {
+			return fmt.Sprintf("waiting for the kubelet to report the new resources of container %q", name)
+		}
+	}
+	return ""
+}
+
+// sameComputeResources compares the cpu and memory of two resource lists, the resources the kubelet
+// reports in a container's status.
+func sameComputeResources(want, have corev1.ResourceList) bool {
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		w, wok := want[name]
+		h, hok := have[name]
+		if wok != hok || (wok && w.Cmp(h) != 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == t {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
 }

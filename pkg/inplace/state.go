@@ -39,6 +39,23 @@ type State struct {
 	// Containers holds, per name of a container whose image is being changed, what the kubelet reported
 	// for it before the patch.
 	Containers map[string]ContainerState `json:"containers"`
+	// Resize holds, per name of a container being resized, the resources asked for through pods/resize.
+	Resize map[string]ResizeState `json:"resize,omitempty"`
+}
+
+// ResizeState is what the engine recorded about one container it resizes.
+type ResizeState struct {
+	// Resources are the container's new requests and limits.
+	Resources corev1.ResourceRequirements `json:"resources"`
+	// OldRestartCount is the container's restartCount before the resize.
+	OldRestartCount int32 `json:"oldRestartCount"`
+}
+
+func setResize(s *State, name string, r ResizeState) {
+	if s.Resize == nil {
+		s.Resize = map[string]ResizeState{}
+	}
+	s.Resize[name] = r
 }
 
 // ContainerState is what the engine recorded about one container before patching its image.
@@ -52,7 +69,8 @@ type ContainerState struct {
 }
 
 // ParseState returns the in-place update state recorded on the pod. ok is false when there is none: no
-// annotation, the legacy value "true", a value that is not a JSON object, or a state naming no container.
+// annotation, the legacy value "true", a value that is not a JSON object, or a state naming no container
+// (neither an image change nor a resize).
 func ParseState(pod *corev1.Pod) (state *State, ok bool) {
 	if pod == nil {
 		return nil, false
@@ -65,7 +83,7 @@ func ParseState(pod *corev1.Pod) (state *State, ok bool) {
 	if err := json.Unmarshal([]byte(raw), s); err != nil {
 		return nil, false
 	}
-	if len(s.Containers) == 0 {
+	if len(s.Containers) == 0 && len(s.Resize) == 0 {
 		return nil, false
 	}
 	return s, true

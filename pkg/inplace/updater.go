@@ -79,7 +79,8 @@ func (u *Updater) Begin(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, erro
 	return u.setGate(ctx, pod, corev1.ConditionFalse, ReasonUpdating, "container images are being updated in place", nil)
 }
 
-// Apply applies u to the pod in place (see UpdatedPod for exactly what changes) with one strategic merge patch
+// Apply applies u to the pod in place (see UpdatedPod for exactly what changes): first the resources, if any
+// change, with one JSON patch of pods/resize (ResizePatch), then the rest with one strategic merge patch
 // carrying the pod's UID (SpecPatch). If the pod was replaced by another of the same name, an error wrapping
 // ErrPodReplaced is returned. Nothing is written if nothing changes; the returned pod is then the one passed
 // in and must not be modified.
@@ -102,6 +103,16 @@ func (u *Updater) Apply(ctx context.Context, pod *corev1.Pod, update Update) (*c
 	}
 	if equality.Semantic.DeepEqual(updated, pod) {
 		return pod, nil
+	}
+	// The resize goes first: if it is refused, nothing records the pod as moved to the new template.
+	resize, err := ResizePatch(pod, updated)
+	if err != nil {
+		return nil, err
+	}
+	if resize != nil {
+		if _, err := u.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.JSONPatchType, resize, metav1.PatchOptions{}, "resize"); err != nil {
+			return nil, fmt.Errorf("resizing pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
 	}
 	data, err := SpecPatch(pod, updated)
 	if err != nil {

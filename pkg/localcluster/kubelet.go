@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
@@ -30,7 +31,7 @@ const (
 // kubelet stands in for the kubelets of the fake nodes: it reports the status of every pod bound to a
 // node the way a kubelet would. Pods start at once and become Ready unless a readiness gate says
 // otherwise; a container whose image changes in place restarts with the new image, a new imageID and
-// restartCount+1; deleted pods are removed once "their containers stop". All of it is real API traffic.
+// restartCount+1; an in-place resize is reported as the kubelet reports it (see resize); deleted pods are removed once "their containers stop". All of it is real API traffic.
 type kubelet struct {
 	client   kubernetes.Interface
 	factory  informers.SharedInformerFactory
@@ -134,6 +135,9 @@ func (k *kubelet) sync(ctx context.Context, key string) error {
 		return err
 	}
 	status := k.desiredStatus(pod)
+	if err := k.resize(ctx, pod, status); err != nil {
+		return err
+	}
 	if apiequality.Semantic.DeepEqual(status, &pod.Status) {
 		return nil
 	}
@@ -180,6 +184,144 @@ func (k *kubelet) desiredStatus(pod *corev1.Pod) *corev1.PodStatus {
 	}
 	setCondition(status, corev1.PodReady, gatesReady, reason, now)
 	return status
+}
+
+// resize carries out an in-place resize the way the kubelet reports it, one step per status write: a
+// container's status resources are what it runs with; when its spec resources differ, the pod first gets
+// PodResizeInProgress (status resources unchanged), then the new resources in the status with the condition
+// removed, and a restart (restartCount+1) of the container if the resizePolicy of a changed resource is
+// RestartContainer. A resize whose cpu or memory requests exceed the node's allocatable is not applied:
+// the pod gets PodResizePending with reason Infeasible until the spec changes again.
+func (k *kubelet) resize(ctx context.Context, pod *corev1.Pod, status *corev1.PodStatus) error {
+	var changed []int
+	for i, c := range pod.Spec.Containers {
+		cs := findContainerStatus(status.ContainerStatuses, c.Name)
+		if cs.Resources == nil {
+			cs.Resources = reportedResources(c.Resources) // a new container runs with its spec's resources
+			continue
+		}
+		if !apiequality.Semantic.DeepEqual(*cs.Resources, *reportedResources(c.Resources)) {
+			changed = append(changed, i)
+		}
+	}
+	now := metav1.Now()
+	if len(changed) == 0 {
+		removeCondition(status, corev1.PodResizePending)
+		removeCondition(status, corev1.PodResizeInProgress)
+		return nil
+	}
+	if fits, msg, err := k.fitsNode(ctx, pod); err != nil {
+		return err
+	} else if !fits {
+		removeCondition(status, corev1.PodResizeInProgress)
+		setResizeCondition(status, corev1.PodResizePending, corev1.PodReasonInfeasible, msg, now)
+		return nil
+	}
+	removeCondition(status, corev1.PodResizePending)
+	if findCondition(status.Conditions, corev1.PodResizeInProgress) == nil {
+		setResizeCondition(status, corev1.PodResizeInProgress, "", "", now)
+		return nil
+	}
+	for _, i := range changed {
+		c := pod.Spec.Containers[i]
+		cs := findContainerStatus(status.ContainerStatuses, c.Name)
+		if needsRestart(c, *cs.Resources) {
+			if cs.State.Running != nil {
+				cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+					ExitCode: 0, Reason: "Completed", StartedAt: cs.State.Running.StartedAt, FinishedAt: now,
+					ContainerID: cs.ContainerID,
+				}}
+			}
+			cs.RestartCount++
+			cs.ContainerID = containerID(pod, c.Name, cs.RestartCount)
+			cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
+		}
+		cs.Resources = reportedResources(c.Resources)
+	}
+	removeCondition(status, corev1.PodResizeInProgress)
+	return nil
+}
+
+// reportedResources is what the kubelet reports in a container's status for the spec's resources: the cpu
+// and memory requests and limits.
+func reportedResources(r corev1.ResourceRequirements) *corev1.ResourceRequirements {
+	out := &corev1.ResourceRequirements{}
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		if q, ok := r.Requests[name]; ok {
+			if out.Requests == nil {
+				out.Requests = corev1.ResourceList{}
+			}
+			out.Requests[name] = q
+		}
+		if q, ok := r.Limits[name]; ok {
+			if out.Limits == nil {
+				out.Limits = corev1.ResourceList{}
+			}
+			out.Limits[name] = q
+		}
+	}
+	return out
+}
+
+// needsRestart reports whether resizing container c from the resources it runs with (have) restarts it:
+// the resizePolicy of a resource whose request or limit changes is RestartContainer.
+func needsRestart(c corev1.Container, have corev1.ResourceRequirements) bool {
+	for _, p := range c.ResizePolicy {
+		if p.RestartPolicy != corev1.RestartContainer {
+			continue
+		}
+		wantReq, wantLim := c.Resources.Requests[p.ResourceName], c.Resources.Limits[p.ResourceName]
+		haveReq, haveLim := have.Requests[p.ResourceName], have.Limits[p.ResourceName]
+		if wantReq.Cmp(haveReq) != 0 || wantLim.Cmp(haveLim) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// fitsNode reports whether the pod's cpu and memory requests fit the allocatable of its node.
+func (k *kubelet) fitsNode(ctx context.Context, pod *corev1.Pod) (bool, string, error) {
+	node, err := k.client.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return true, "", nil
+	}
+	if err != nil {
+		return false, "", err
+	}
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		allocatable, ok := node.Status.Allocatable[name]
+		if !ok {
+			continue
+		}
+		var total resource.Quantity
+		for _, c := range pod.Spec.Containers {
+			if q, ok := c.Resources.Requests[name]; ok {
+				total.Add(q)
+			}
+		}
+		if total.Cmp(allocatable) > 0 {
+			return false, fmt.Sprintf("Node didn't have enough capacity: %s, requested: %s, capacity: %s", name, total.String(), allocatable.String()), nil
+		}
+	}
+	return true, "", nil
+}
+
+func setResizeCondition(status *corev1.PodStatus, t corev1.PodConditionType, reason, message string, now metav1.Time) {
+	if c := findCondition(status.Conditions, t); c != nil {
+		c.Reason, c.Message = reason, message
+		return
+	}
+	status.Conditions = append(status.Conditions, corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, Reason: reason, Message: message, LastTransitionTime: now})
+}
+
+func removeCondition(status *corev1.PodStatus, t corev1.PodConditionType) {
+	out := status.Conditions[:0]
+	for _, c := range status.Conditions {
+		if c.Type != t {
+			out = append(out, c)
+		}
+	}
+	status.Conditions = out
 }
 
 func (k *kubelet) allocateIP() string {

@@ -25,7 +25,7 @@ type TemplateKeys struct {
 func TemplateKeysValue(t *corev1.PodTemplateSpec) string {
 	var keys TemplateKeys
 	for _, k := range sortedKeys(t.Labels) {
-		if k != tkestack.InstanceIDLabel && k != tkestack.TemplateHashLabel && k != tkestack.UniqHashLabel {
+		if k != tkestack.InstanceIDLabel && k != tkestack.TemplateHashLabel && k != tkestack.UniqHashLabel && k != ResizeHashLabel {
 			keys.Labels = append(keys.Labels, k)
 		}
 	}

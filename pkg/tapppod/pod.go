@@ -62,8 +62,9 @@ func OwnerReference(name string, uid types.UID) metav1.OwnerReference {
 type Template struct {
 	// Spec is the template, read only.
 	Spec *corev1.PodTemplateSpec
-	// TemplateHash and UniqHash are the values of the hash labels (TemplateHash, UniqHash of Spec).
-	TemplateHash, UniqHash string
+	// TemplateHash and UniqHash are the values of the hash labels (TemplateHash, UniqHash of Spec);
+	// ResizeHash is the value of ResizeHashLabel (ResizeHash of Spec).
+	TemplateHash, UniqHash, ResizeHash string
 	// Keys is the TemplateKeysAnnotation value (TemplateKeysValue of Spec).
 	Keys string
 }
@@ -71,28 +72,29 @@ type Template struct {
 // Prepare returns template t with its hashes and keys computed. It keeps t, which must not change while
 // the Template is used.
 func Prepare(t *corev1.PodTemplateSpec) *Template {
-	return &Template{Spec: t, TemplateHash: TemplateHash(t), UniqHash: UniqHash(t), Keys: TemplateKeysValue(t)}
+	return &Template{Spec: t, TemplateHash: TemplateHash(t), UniqHash: UniqHash(t), ResizeHash: ResizeHash(t), Keys: TemplateKeysValue(t)}
 }
 
 // Labels returns the labels an instance's pod has when it runs template t: the template labels plus the
-// instance label and the two hash labels.
+// instance label and the three hash labels.
 func Labels(t *corev1.PodTemplateSpec, id string) map[string]string {
-	return labels(t, id, TemplateHash(t), UniqHash(t))
+	return labels(t, id, TemplateHash(t), UniqHash(t), ResizeHash(t))
 }
 
 // Labels is the package's Labels, with the hashes computed by Prepare.
 func (t *Template) Labels(id string) map[string]string {
-	return labels(t.Spec, id, t.TemplateHash, t.UniqHash)
+	return labels(t.Spec, id, t.TemplateHash, t.UniqHash, t.ResizeHash)
 }
 
-func labels(t *corev1.PodTemplateSpec, id, templateHash, uniqHash string) map[string]string {
-	labels := make(map[string]string, len(t.Labels)+3)
+func labels(t *corev1.PodTemplateSpec, id, templateHash, uniqHash, resizeHash string) map[string]string {
+	labels := make(map[string]string, len(t.Labels)+4)
 	for k, v := range t.Labels {
 		labels[k] = v
 	}
 	labels[tkestack.InstanceIDLabel] = id
 	labels[tkestack.TemplateHashLabel] = templateHash
 	labels[tkestack.UniqHashLabel] = uniqHash
+	labels[ResizeHashLabel] = resizeHash
 	return labels
 }
 
@@ -103,7 +105,7 @@ func New(owner Owner, id string, t *corev1.PodTemplateSpec) *corev1.Pod {
 
 // New returns the pod of instance id of owner, built from the template:
 //   - name <tapp>-<id> in the TApp's namespace;
-//   - labels: template labels + tapp_instance_key=id + the template and uniq hash labels;
+//   - labels: template labels + tapp_instance_key=id + the template, uniq and resize hash labels;
 //   - annotations and finalizers from the template, plus TemplateKeysAnnotation;
 //   - a controller ownerReference to the TApp (blockOwnerDeletion true);
 //   - the template spec, with the readiness gate tkestack.io/InPlaceUpdate appended if absent;
@@ -124,7 +126,7 @@ func (tmpl *Template) New(owner Owner, id string) *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
 			Namespace:   owner.Namespace,
-			Labels:      labels(t, id, tmpl.TemplateHash, tmpl.UniqHash),
+			Labels:      labels(t, id, tmpl.TemplateHash, tmpl.UniqHash, tmpl.ResizeHash),
 			Annotations: annotations,
 			Finalizers:  t.Finalizers,
 		},

@@ -60,7 +60,7 @@ func (c *Controller) execute(ctx context.Context, key string, tapp *tkestackv1.T
 		deletes = append(deletes, deletion{podName: d.PodName, uid: d.UID, reason: string(d.Reason), id: d.ID, force: true})
 	}
 	for _, r := range plan.Recreates {
-		deletes = append(deletes, deletion{podName: r.PodName, uid: r.UID, reason: "Recreate", id: r.ID, template: r.Template})
+		deletes = append(deletes, deletion{podName: r.PodName, uid: r.UID, reason: "Recreate", id: r.ID, template: r.Template, why: r.Reason})
 	}
 	workqueue.ParallelizeUntil(ctx, actions.MaxParallel, len(deletes), func(i int) {
 		if f := c.deletePod(ctx, key, tapp, deletes[i]); f != nil {
@@ -107,8 +107,10 @@ func (c *Controller) relabelRevision(ctx context.Context, key string, tapp *tkes
 
 type deletion struct {
 	podName, reason, id, template string
-	uid                           types.UID
-	force                         bool
+	// why says why a change applied in place falls back to recreation (policy.Recreate Reason).
+	why   string
+	uid   types.UID
+	force bool
 }
 
 func (c *Controller) deletePod(ctx context.Context, key string, tapp *tkestackv1.TApp, d deletion) *actions.Failure {
@@ -135,6 +137,8 @@ func (c *Controller) deletePod(ctx context.Context, key string, tapp *tkestackv1
 		c.recorder.Eventf(tapp, corev1.EventTypeWarning, "ForceDeleted", "Force-deleted pod %s: its node is lost", d.podName)
 	case d.reason == string(policy.ReasonKilled):
 		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "Killing", "Killing instance %s: deleted pod %s", d.id, d.podName)
+	case d.reason == "Recreate" && d.why != "":
+		c.recorder.Eventf(tapp, corev1.EventTypeWarning, "ResizeInfeasible", "Deleted pod %s to recreate it with template %q: %s", d.podName, d.template, d.why)
 	case d.reason == "Recreate":
 		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "Recreating", "Deleted pod %s to recreate it with template %q (the change cannot be applied in place)", d.podName, d.template)
 	case d.reason == string(policy.ReasonMigrate):
@@ -410,8 +414,8 @@ func (c *Controller) updateInPlace(ctx context.Context, key string, tapp *tkesta
 	case relabel:
 		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "Relabelled", "Pod %s runs template %q: gave it the current hash labels %s=%s, %s=%s without restarting it",
 			pod.Name, u.Template, policy.TemplateHashLabel, u.Labels[policy.TemplateHashLabel], policy.UniqHashLabel, u.Labels[policy.UniqHashLabel])
-	case len(u.Images) > 0:
-		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "InPlaceUpdate", "Updating pod %s in place to template %q: %s", pod.Name, u.Template, describeImages(u.Images))
+	case len(u.Images) > 0 || len(u.Resources) > 0:
+		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "InPlaceUpdate", "Updating pod %s in place to template %q: %s", pod.Name, u.Template, describeChanges(u.Images, u.Resources))
 	default:
 		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "InPlaceUpdate", "Updated labels and annotations of pod %s to template %q", pod.Name, u.Template)
 	}
@@ -430,17 +434,43 @@ func (c *Controller) updateFailed(tapp *tkestackv1.TApp, pod *corev1.Pod, err er
 	return &actions.Failure{Reason: "FailedUpdate", Message: msg, Retry: true}
 }
 
-func describeImages(images map[string]string) string {
+func describeChanges(images map[string]string, resources map[string]corev1.ResourceRequirements) string {
 	names := make([]string, 0, len(images))
 	for name := range images {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	parts := make([]string, 0, len(names))
+	parts := make([]string, 0, len(names)+len(resources))
 	for _, name := range names {
 		parts = append(parts, fmt.Sprintf("container %s image %s", name, images[name]))
 	}
+	names = names[:0]
+	for name := range resources {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		r := resources[name]
+		parts = append(parts, fmt.Sprintf("container %s resize requests %s limits %s", name, describeList(r.Requests), describeList(r.Limits)))
+	}
 	return strings.Join(parts, ", ")
+}
+
+func describeList(l corev1.ResourceList) string {
+	if len(l) == 0 {
+		return "{}"
+	}
+	names := make([]string, 0, len(l))
+	for name := range l {
+		names = append(names, string(name))
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, name := range names {
+		q := l[corev1.ResourceName(name)]
+		parts = append(parts, name+"="+q.String())
+	}
+	return "{" + strings.Join(parts, ",") + "}"
 }
 
 // progressInPlace carries out the plan's readiness gate writes (policy.ComputeGates): it completes the

@@ -71,6 +71,9 @@ type Recreate struct {
 	PodName  string
 	UID      types.UID
 	Template string
+	// Reason, when set, says why a change that was applied in place falls back to recreation (a resize
+	// the kubelet marks infeasible).
+	Reason string
 }
 
 // Conflict is a pod that holds the name of a wanted instance but is not controlled by this TApp (a
@@ -316,11 +319,15 @@ func (p *planner) instances(owned map[int]*corev1.Pod, strays []*corev1.Pod) ([]
 			p.plan.Errors = append(p.plan.Errors, InstanceError{ID: id, Template: t.name, Message: t.err.Error()})
 			continue
 		}
+		if reason := resizeInfeasible(pod); reason != "" {
+			candidates = append(candidates, candidate{n: n, pod: pod, template: t, recreateReason: reason})
+			continue
+		}
 		if pod.Labels[TemplateHashLabel] == t.hash {
 			p.revisionLabel(id, pod, t)
 			continue
 		}
-		inPlace := pod.Labels[UniqHashLabel] == t.uniq
+		inPlace := pod.Labels[UniqHashLabel] == t.uniq || t.resizable(pod)
 		if ForeignHashes(pod) {
 			want := t.prepared.New(PodOwner(tapp), id)
 			match, _ := CompareToTemplate(&want.Spec, &pod.Spec)
@@ -472,7 +479,7 @@ func (p *planner) updates(candidates []candidate, available map[int]bool) {
 				continue
 			}
 		}
-		p.plan.Recreates = append(p.plan.Recreates, Recreate{ID: id, PodName: c.pod.Name, UID: c.pod.UID, Template: c.template.name})
+		p.plan.Recreates = append(p.plan.Recreates, Recreate{ID: id, PodName: c.pod.Name, UID: c.pod.UID, Template: c.template.name, Reason: c.recreateReason})
 	}
 }
 
@@ -504,8 +511,11 @@ type candidate struct {
 	n        int
 	pod      *corev1.Pod
 	template *templateInfo
-	// inPlace: the pod differs from the template at most in images and metadata.
+	// inPlace: the pod differs from the template at most in images, container resources (same QoS
+	// class) and metadata.
 	inPlace bool
+	// recreateReason: the pod is recreated because its in-place resize cannot be done (resizeInfeasible).
+	recreateReason string
 }
 
 type deleteItem struct {

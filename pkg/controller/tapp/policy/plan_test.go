@@ -649,6 +649,7 @@ func TestInPlaceMetadataTarget(t *testing.T) {
 	wantLabels := map[string]string{
 		"app": "web", "version": "2", InstanceIDLabel: "0",
 		TemplateHashLabel: TemplateHash(&tapp.Spec.Template), UniqHashLabel: UniqHash(&tapp.Spec.Template),
+		ResizeHashLabel: ResizeHash(&tapp.Spec.Template),
 	}
 	if !reflect.DeepEqual(u.Labels, wantLabels) {
 		t.Errorf("labels = %v, want %v", u.Labels, wantLabels)

@@ -108,6 +108,7 @@ func TestNewPod(t *testing.T) {
 		InstanceIDLabel:   "2",
 		TemplateHashLabel: TemplateHash(&tapp.Spec.Template),
 		UniqHashLabel:     UniqHash(&tapp.Spec.Template),
+		ResizeHashLabel:   ResizeHash(&tapp.Spec.Template),
 	}
 	if !reflect.DeepEqual(pod.Labels, wantLabels) {
 		t.Errorf("labels = %v, want %v", pod.Labels, wantLabels)

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	"github.com/tapp-io/tapp-apiserver/pkg/inplace"
@@ -23,6 +24,7 @@ type templateInfo struct {
 	prepared *tapppod.Template
 	hash     string // TemplateHash
 	uniq     string // UniqHash
+	resize   string // ResizeHash
 	// labels are the labels of the template's pods (PodLabels) without the instance label.
 	labels map[string]string
 	// annotations are the annotations an in-place update sets (see InPlaceUpdate).
@@ -62,7 +64,7 @@ func (c *templateCache) forID(id string) *templateInfo {
 	info.prepared = tapppod.Prepare(t)
 	info.labels = info.prepared.Labels("")
 	delete(info.labels, InstanceIDLabel)
-	info.hash, info.uniq = info.prepared.TemplateHash, info.prepared.UniqHash
+	info.hash, info.uniq, info.resize = info.prepared.TemplateHash, info.prepared.UniqHash, info.prepared.ResizeHash
 	info.annotations = make(map[string]string, len(t.Annotations)+1)
 	for k, v := range t.Annotations {
 		if k != PortMappingAnnotation && k != inplace.StateAnnotation {
@@ -88,9 +90,13 @@ func (c *templateCache) newPod(id string) (*corev1.Pod, error) {
 
 // inPlaceUpdate is the one diff between pod and the template: the InPlaceUpdate that moves instance id's pod
 // to it. It reports false when a container of the template has no container of the same name in the pod:
-// such a pod is recreated.
+// such a pod is recreated. Container resources are part of the diff only for a resizable pod whose uniq
+// hash differs (the resources are what differs): a pod judged by content (foreign hashes) or moved by
+// images alone never has its resources rewritten, e.g. defaults a LimitRange gave it.
 func (info *templateInfo) inPlaceUpdate(id string, pod *corev1.Pod) (InPlaceUpdate, bool) {
 	images := map[string]string{}
+	var resources map[string]corev1.ResourceRequirements
+	resize := pod.Labels[UniqHashLabel] != info.uniq && info.resizable(pod)
 	for _, want := range info.template.Spec.Containers {
 		have := findContainer(pod.Spec.Containers, want.Name)
 		if have == nil {
@@ -98,6 +104,12 @@ func (info *templateInfo) inPlaceUpdate(id string, pod *corev1.Pod) (InPlaceUpda
 		}
 		if have.Image != want.Image {
 			images[want.Name] = want.Image
+		}
+		if resize && !equality.Semantic.DeepEqual(have.Resources, want.Resources) {
+			if resources == nil {
+				resources = map[string]corev1.ResourceRequirements{}
+			}
+			resources[want.Name] = *want.Resources.DeepCopy()
 		}
 	}
 	labels := make(map[string]string, len(info.labels)+1)
@@ -130,6 +142,7 @@ func (info *templateInfo) inPlaceUpdate(id string, pod *corev1.Pod) (InPlaceUpda
 		Update: inplace.Update{
 			Revision:          info.hash,
 			Images:            images,
+			Resources:         resources,
 			Labels:            labels,
 			RemoveLabels:      removeLabels,
 			Annotations:       info.annotations,
