@@ -29,6 +29,9 @@
 //     RolloutComplete says when the update revision becomes the current one;
 //   - Owner / ClaimOwner / PlanClaims: the TApp as pkg/ownership sees pods and claims (which
 //     orphans it adopts, which it releases);
+//   - PlanClaimRetention / NewInstanceClaims: the owner references of instance claims that
+//     spec.persistentVolumeClaimRetentionPolicy asks for (the TApp's for whenDeleted Delete, the pod's for
+//     the claims of an instance scaled away with whenScaled Delete);
 //   - ForeignHashes / CompareToTemplate: how a pod whose hash labels this controller did not write (a pod of
 //     the original controller) is judged from its content;
 //   - InstanceStatuses / AppStatus / ComputeStatus: the status on its own.
@@ -56,8 +59,9 @@
 //   - a running pod held by the in-place readiness gate reports Updating (and counts as alive);
 //   - in-place updates carry label/annotation removals, using the keys recorded on the pod by NewPod; they
 //     never set nor remove tkestack.io/portmapping, whose value the network plugin writes on the pod;
-//   - claims this controller creates from volumeClaimTemplates have no owner reference (they carry
-//     tapp_instance_key) and are never deleted; an orphan claim named <claim>-<tapp>-<id> for a wanted id
+//   - claims this controller creates from volumeClaimTemplates have no controller reference (they carry
+//     tapp_instance_key), and with the default retention policy no owner at all, so they are never deleted;
+//     an orphan claim named <claim>-<tapp>-<id> for a wanted id
 //     that matches spec.selector and does not carry tapp_instance_key (one the original controller created
 //     and owned, orphaned by a migration) is adopted back (PlanClaims), and so again garbage-collected with
 //     the TApp as under the original; a claim controlled by another object is never touched, and its
