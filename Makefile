@@ -66,13 +66,17 @@ bench: build
 		--command "make bench$(if $(BENCH_FLAGS), BENCH_FLAGS='$(BENCH_FLAGS)')" $(BENCH_FLAGS)
 
 ## chaos: the chaos suite on a local cluster (SIGKILLs of tapp-apiserver during rollouts and under write load,
-## kube-apiserver restarts); rewrites the Chaos section of docs/reliability.md; CHAOS_FLAGS=--quick for a short run
+## kube-apiserver restarts), then on the HA form (replica kills, etcd member kills: tapp-chaos --ha); rewrites
+## the Chaos section of docs/reliability.md; CHAOS_FLAGS=--quick for a short run, --scenarios=... to pick
 CHAOS_FLAGS ?=
 chaos: build
 	tools_dir=$$(./hack/build-tools.sh | tail -n 1); \
-	$(GO) build -o $(BIN_DIR)/tapp-chaos ./cmd/tapp-chaos && \
+	$(GO) build -o $(BIN_DIR)/tapp-chaos ./cmd/tapp-chaos || exit 1; \
 	$(BIN_DIR)/tapp-chaos --tools-dir "$$tools_dir" --server-binary $(BIN_DIR)/tapp-apiserver --out $(OUTPUT_DIR)/chaos \
-		--command "make chaos$(if $(CHAOS_FLAGS), CHAOS_FLAGS='$(CHAOS_FLAGS)')" $(CHAOS_FLAGS)
+		--command "make chaos$(if $(CHAOS_FLAGS), CHAOS_FLAGS='$(CHAOS_FLAGS)')" $(CHAOS_FLAGS); single=$$?; \
+	$(BIN_DIR)/tapp-chaos --ha --tools-dir "$$tools_dir" --server-binary $(BIN_DIR)/tapp-apiserver --out $(OUTPUT_DIR)/chaos \
+		--command "make chaos$(if $(CHAOS_FLAGS), CHAOS_FLAGS='$(CHAOS_FLAGS)') (HA form)" $(CHAOS_FLAGS) || exit 1; \
+	exit $$single
 
 ## fuzz: run every native fuzz target for FUZZ_TIME each (make test runs their seed corpora only)
 fuzz:

@@ -1,6 +1,8 @@
 // Command tapp-chaos starts a local cluster (pkg/localcluster), runs the chaos scenarios of pkg/chaos on it
 // and writes the figures into the Chaos section of docs/reliability.md and into <out>/results.json. Run it
-// with `make chaos`; --quick runs the short variant.
+// with `make chaos`; --quick runs the short variant. With --ha it starts the HA form of the local cluster
+// (three etcd members, two tapp-apiserver replicas), runs the HA scenarios (ha-server-kills, etcd-members)
+// and rewrites only the HA part of the Chaos section, with <out>/results-ha.json.
 package main
 
 import (
@@ -29,11 +31,15 @@ func main() {
 	command := flag.String("command", "", "the command to record (make chaos sets it)")
 	leaseDuration := flag.Duration("lease-duration", 5*time.Second, "tapp-apiserver --leader-elect-lease-duration (renew deadline and retry period follow at 4/5 and 1/5)")
 	timeout := flag.Duration("timeout", 30*time.Minute, "bound of the whole run")
-	scenarios := flag.String("scenarios", "controllers,server,kube-apiserver,storage", "scenarios to run")
+	ha := flag.Bool("ha", false, "start the HA form of the local cluster and run the HA scenarios")
+	scenarios := flag.String("scenarios", "", "scenarios to run, of controllers, server, kube-apiserver, storage and (with --ha) "+
+		chaos.ScenarioHAServerKills+", "+chaos.ScenarioEtcdMembers+"; empty: all of the cluster's form; the others are skipped")
 	controllerKills := flag.Int("controller-kills", -1, "SIGKILLs of the leading tapp-apiserver (default 50, quick 3)")
 	replicas := flag.Int("replicas", -1, "TApp scale-up target of the controller scenario (default 200, quick 20)")
 	serverKills := flag.Int("server-kills", -1, "SIGKILLs of tapp-apiserver under write load (default 20, quick 3)")
 	restarts := flag.Int("kube-apiserver-restarts", -1, "kube-apiserver restarts during the rollout (default 2, quick 1)")
+	haServerKills := flag.Int("ha-server-kills", -1, "SIGKILLs of a tapp-apiserver replica under write load, HA form (default 20, quick 2)")
+	memberKills := flag.Int("etcd-member-kills", -1, "SIGKILLs of one etcd member under write load, HA form (default 6, quick 1)")
 	seed := flag.Int64("seed", 1, "seed of the random moments")
 	render := flag.String("render", "", "only render this results.json into the document (with --command as the run's command)")
 	flag.Parse()
@@ -50,13 +56,24 @@ func main() {
 	for _, o := range []struct {
 		flag int
 		opt  *int
-	}{{*controllerKills, &opts.ControllerKills}, {*replicas, &opts.Replicas}, {*serverKills, &opts.ServerKills}, {*restarts, &opts.KubeAPIServerRestarts}} {
+	}{{*controllerKills, &opts.ControllerKills}, {*replicas, &opts.Replicas}, {*serverKills, &opts.ServerKills}, {*restarts, &opts.KubeAPIServerRestarts},
+		{*haServerKills, &opts.HAServerKills}, {*memberKills, &opts.EtcdMemberKills}} {
 		if o.flag >= 0 {
 			*o.opt = o.flag
 		}
 	}
 	opts.Seed = *seed
-	opts.Scenarios = strings.Split(*scenarios, ",")
+	if *scenarios != "" {
+		for _, s := range strings.Split(*scenarios, ",") {
+			if chaos.HAScenario(s) == *ha {
+				opts.Scenarios = append(opts.Scenarios, s)
+			}
+		}
+		if len(opts.Scenarios) == 0 {
+			logf("no scenario of the %s form selected; nothing to do", form(*ha))
+			return
+		}
+	}
 	opts.Log = logf
 	if *toolsDir == "" {
 		fmt.Fprintln(os.Stderr, "tapp-chaos: --tools-dir is required (the directory printed by hack/build-tools.sh); run `make chaos`")
@@ -65,7 +82,7 @@ func main() {
 	if *command == "" {
 		*command = strings.Join(os.Args, " ")
 	}
-	if err := run(opts, *toolsDir, *serverBinary, *outDir, *doc, *command, *leaseDuration, *timeout); err != nil {
+	if err := run(opts, *ha, *toolsDir, *serverBinary, *outDir, *doc, *command, *leaseDuration, *timeout); err != nil {
 		fmt.Fprintf(os.Stderr, "tapp-chaos: %v\n", err)
 		os.Exit(1)
 	}
@@ -75,17 +92,27 @@ func logf(format string, args ...interface{}) {
 	fmt.Printf("[chaos %s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 }
 
-func run(opts chaos.Options, toolsDir, serverBinary, outDir, doc, command string, lease, timeout time.Duration) error {
+func form(ha bool) string {
+	if ha {
+		return "HA"
+	}
+	return "single-replica"
+}
+
+func run(opts chaos.Options, ha bool, toolsDir, serverBinary, outDir, doc, command string, lease, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	workDir := filepath.Join(outDir, "cluster")
+	workDir, resultsFile := filepath.Join(outDir, "cluster"), "results.json"
+	if ha {
+		workDir, resultsFile = filepath.Join(outDir, "ha-cluster"), "results-ha.json"
+	}
 	if err := os.RemoveAll(workDir); err != nil {
 		return err
 	}
-	logf("starting the local cluster in %s", workDir)
+	logf("starting the %s local cluster in %s", form(ha), workDir)
 	cluster, err := localcluster.Start(ctx, localcluster.Config{
 		WorkDir:      workDir,
 		ToolsDir:     toolsDir,
@@ -97,6 +124,7 @@ func run(opts chaos.Options, toolsDir, serverBinary, outDir, doc, command string
 			"--leader-elect-retry-period=" + (lease / 5).String(),
 		},
 		Nodes: 3,
+		HA:    ha,
 		Log:   logf,
 	})
 	if err != nil {
@@ -116,19 +144,15 @@ func run(opts chaos.Options, toolsDir, serverBinary, outDir, doc, command string
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(outDir, "results.json"), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(outDir, resultsFile), data, 0o644); err != nil {
 		return err
 	}
-	section := res.Markdown()
+	extra := ""
 	if runErr != nil {
-		section += fmt.Sprintf("\nThe run stopped early: %v\n", runErr)
+		extra = fmt.Sprintf("\nThe run stopped early: %v\n", runErr)
 	}
-	fmt.Println(section)
-	if doc != "" {
-		if err := chaos.WriteSection(doc, section); err != nil {
-			return err
-		}
-		logf("wrote the Chaos section of %s", doc)
+	if err := write(res, ha, doc, extra); err != nil {
+		return err
 	}
 	if misses := res.Targets(); len(misses) > 0 || runErr != nil {
 		return fmt.Errorf("targets missed: %d; %v", len(misses), runErr)
@@ -149,10 +173,24 @@ func renderOnly(results, doc, command string) error {
 	if res.Command == "" {
 		res.Command = command
 	}
-	section := res.Markdown()
+	return write(&res, res.HA(), doc, "")
+}
+
+// write prints the run's part of the Chaos section and rewrites it in doc: the HA part for the HA form, the
+// rest otherwise.
+func write(res *chaos.Results, ha bool, doc, extra string) error {
+	section, writeSection := res.Markdown(), chaos.WriteSection
+	if ha {
+		section, writeSection = res.HAMarkdown(), chaos.WriteHASection
+	}
+	section += extra
 	fmt.Println(section)
 	if doc == "" {
 		return nil
 	}
-	return chaos.WriteSection(doc, section)
+	if err := writeSection(doc, section); err != nil {
+		return err
+	}
+	logf("wrote the %s part of the Chaos section of %s", form(ha), doc)
+	return nil
 }

@@ -35,6 +35,33 @@ type Cluster interface {
 	PID(name string) int
 }
 
+// HACluster is what the HA scenarios do to the HA form of the local cluster (three etcd members, two
+// tapp-apiserver replicas); *localcluster.Cluster started with Config.HA has it.
+type HACluster interface {
+	Cluster
+	// Replicas is the number of tapp-apiserver replicas.
+	Replicas() int
+	// KillReplica sends SIGKILL to replica i and leaves it stopped; StartReplica starts it again and returns
+	// once it answers /readyz.
+	KillReplica(i int) error
+	StartReplica(ctx context.Context, i int) error
+	// KillEtcdMember sends SIGKILL to etcd member i and leaves it stopped; StartEtcdMembers starts stopped
+	// members again and returns once each answers /health.
+	KillEtcdMember(i int) error
+	StartEtcdMembers(ctx context.Context, members ...int) error
+}
+
+// The scenarios of the HA form; the others run on the single-replica form.
+const (
+	ScenarioHAServerKills = "ha-server-kills"
+	ScenarioEtcdMembers   = "etcd-members"
+)
+
+// HAScenario says whether a scenario needs the HA form of the cluster.
+func HAScenario(name string) bool {
+	return name == ScenarioHAServerKills || name == ScenarioEtcdMembers
+}
+
 // Options size the scenarios.
 type Options struct {
 	// ControllerKills is the number of SIGKILLs of the leading tapp-apiserver in the controller scenario.
@@ -55,9 +82,18 @@ type Options struct {
 	StorageWindow time.Duration
 	// PhaseTimeout bounds each wait for the controllers to converge.
 	PhaseTimeout time.Duration
+	// HAServerKills is the number of SIGKILLs of a tapp-apiserver replica (alternating) under write load.
+	HAServerKills int
+	// EtcdMemberKills is the number of SIGKILLs of one etcd member (each started again) under write load.
+	EtcdMemberKills int
+	// QuorumLossWrites is the number of writes tried while two of the three etcd members are down, and
+	// QuorumLossWindow how long the two stay down at least.
+	QuorumLossWrites int
+	QuorumLossWindow time.Duration
 	// Seed makes the random moments reproducible.
 	Seed int64
-	// Scenarios to run: "controllers", "server", "kube-apiserver", "storage"; empty runs all.
+	// Scenarios to run: "controllers", "server", "kube-apiserver", "storage" (single replica) and
+	// "ha-server-kills", "etcd-members" (HA form); empty runs all those of the cluster's form.
 	Scenarios []string
 	// Log receives progress lines; nil discards them.
 	Log func(format string, args ...interface{}) `json:"-"`
@@ -70,7 +106,8 @@ func DefaultOptions() Options {
 		ServerKills: 20, Writers: 4,
 		RolloutReplicas: 40, KubeAPIServerRestarts: 2,
 		StorageWindow: 2 * time.Minute,
-		PhaseTimeout:  4 * time.Minute, Seed: 1,
+		HAServerKills: 20, EtcdMemberKills: 6, QuorumLossWrites: 5, QuorumLossWindow: time.Minute,
+		PhaseTimeout: 4 * time.Minute, Seed: 1,
 	}
 }
 
@@ -81,7 +118,8 @@ func QuickOptions() Options {
 		ServerKills: 3, Writers: 2,
 		RolloutReplicas: 30, KubeAPIServerRestarts: 1,
 		StorageWindow: 30 * time.Second,
-		PhaseTimeout:  3 * time.Minute, Seed: 1,
+		HAServerKills: 2, EtcdMemberKills: 1, QuorumLossWrites: 2, QuorumLossWindow: 20 * time.Second,
+		PhaseTimeout: 3 * time.Minute, Seed: 1,
 	}
 }
 
@@ -92,6 +130,9 @@ type Results struct {
 	Server        *ServerKillResult           `json:"server,omitempty"`
 	KubeAPIServer *KubeAPIServerRestartResult `json:"kubeAPIServer,omitempty"`
 	Storage       *StorageResult              `json:"storage,omitempty"`
+	// HAServer and EtcdMembers are the figures of the HA form's scenarios.
+	HAServer    *ServerKillResult `json:"haServer,omitempty"`
+	EtcdMembers *EtcdMemberResult `json:"etcdMembers,omitempty"`
 	// Command is the command line of the run, for the record.
 	Command string        `json:"command"`
 	Started time.Time     `json:"started"`
@@ -100,6 +141,7 @@ type Results struct {
 
 // clients are the admin's clients through kube-apiserver.
 type clients struct {
+	cfg  *rest.Config
 	kube kubernetes.Interface
 	tapp versioned.Interface
 }
@@ -117,7 +159,7 @@ func newClients(cfg *rest.Config) (*clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &clients{kube: kube, tapp: tapp}, nil
+	return &clients{cfg: cfg, kube: kube, tapp: tapp}, nil
 }
 
 // Run drives the scenarios opts selects on the cluster, whose admin is adminConfig.
@@ -132,7 +174,14 @@ func Run(ctx context.Context, cluster Cluster, adminConfig *rest.Config, opts Op
 		return nil, err
 	}
 	rng := rand.New(rand.NewSource(opts.Seed))
+	ha, isHA := cluster.(HACluster)
+	if isHA && ha.Replicas() < 2 {
+		isHA = false
+	}
 	want := func(name string) bool {
+		if HAScenario(name) != isHA {
+			return false
+		}
 		if len(opts.Scenarios) == 0 {
 			return true
 		}
@@ -149,7 +198,7 @@ func Run(ctx context.Context, cluster Cluster, adminConfig *rest.Config, opts Op
 		}
 	}
 	if want("server") {
-		if res.Server, err = runServerKills(ctx, cluster, c, opts, rng); err != nil {
+		if res.Server, err = runServerKills(ctx, killTheServer(cluster), opts.ServerKills, c, opts, rng); err != nil {
 			return res, fmt.Errorf("server kills: %w", err)
 		}
 	}
@@ -165,6 +214,16 @@ func Run(ctx context.Context, cluster Cluster, adminConfig *rest.Config, opts Op
 		}
 		if res.Storage, err = runStorage(ctx, sc, c, opts); err != nil {
 			return res, fmt.Errorf("storage: %w", err)
+		}
+	}
+	if want(ScenarioHAServerKills) {
+		if res.HAServer, err = runServerKills(ctx, killReplicas(ha), opts.HAServerKills, c, opts, rng); err != nil {
+			return res, fmt.Errorf("server kills in HA mode: %w", err)
+		}
+	}
+	if want(ScenarioEtcdMembers) {
+		if res.EtcdMembers, err = runEtcdMembers(ctx, ha, c, opts, rng); err != nil {
+			return res, fmt.Errorf("etcd member kills: %w", err)
 		}
 	}
 	res.Took = time.Since(res.Started)

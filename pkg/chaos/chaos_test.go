@@ -122,7 +122,7 @@ func TestTargetsAndMarkdown(t *testing.T) {
 	}
 	res.Command = "make chaos"
 	md := res.Markdown()
-	for _, want := range []string{SectionHeading + "\n", "Every target was met", "| acknowledged writes lost | 0 | 0 |", "### kube-apiserver restart during a rollout\n\nNot run.", "### etcd member kill"} {
+	for _, want := range []string{SectionHeading + "\n", "Every target was met", "| acknowledged writes lost | 0 | 0 |", "### kube-apiserver restart during a rollout\n\nNot run."} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
@@ -131,5 +131,70 @@ func TestTargetsAndMarkdown(t *testing.T) {
 	res.Controllers.Pods.Deletions = []string{"3"}
 	if m := res.Targets(); len(m) != 3 {
 		t.Errorf("targets missed = %v, want 3", m)
+	}
+}
+
+func TestHATargetsAndMarkdown(t *testing.T) {
+	res := &Results{
+		Options:     DefaultOptions(),
+		HAServer:    &ServerKillResult{Kills: 20, Acknowledged: 10},
+		EtcdMembers: &EtcdMemberResult{MemberKills: 6, Acknowledged: 10, QuorumWrites: 5, Answered5xx: 5, Pods: 3},
+		Command:     "make chaos (HA form)",
+		Started:     time.Unix(0, 0),
+	}
+	if !res.HA() {
+		t.Fatal("an HA run is not HA")
+	}
+	if m := res.Targets(); len(m) != 0 {
+		t.Errorf("targets missed on a clean run: %v", m)
+	}
+	md := res.HAMarkdown()
+	for _, want := range []string{HAHeading + "\n", "Every target was met", "#### Server kills in HA mode", "#### etcd member kill",
+		"| no quorum: writes answered 5xx / succeeded / hung / other | 5 / 0 / 0 / 0 | all 5xx |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	res.HAServer.RVBackwards = 1
+	res.EtcdMembers.Answered5xx, res.EtcdMembers.Hung = 4, 1
+	res.EtcdMembers.PodsDeleted = []string{"survivor-0"}
+	res.EtcdMembers.Abandoned = []string{"w0-3: create not acknowledged"}
+	if m := res.Targets(); len(m) != 4 {
+		t.Errorf("targets missed = %v, want 4", m)
+	}
+}
+
+// The single-replica part and the HA part of the Chaos section are rewritten independently.
+func TestWriteHASection(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "reliability.md")
+	const hostile = "## Hostile and careless clients\n\ntheirs\n"
+	if err := os.WriteFile(path, []byte("# R\n\n## Chaos\n\nsingle\n\n"+hostile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := func() string {
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(got)
+	}
+	steps := []struct {
+		write func() error
+		want  string
+	}{
+		{func() error { return WriteHASection(path, HAHeading+"\n\nha 1\n") },
+			"# R\n\n## Chaos\n\nsingle\n\n" + HAHeading + "\n\nha 1\n\n" + hostile},
+		{func() error { return WriteHASection(path, HAHeading+"\n\n#### sub\n\nha 2\n") },
+			"# R\n\n## Chaos\n\nsingle\n\n" + HAHeading + "\n\n#### sub\n\nha 2\n\n" + hostile},
+		{func() error { return WriteSection(path, "## Chaos\n\nsingle 2\n\n### sub\n\nx\n") },
+			"# R\n\n## Chaos\n\nsingle 2\n\n### sub\n\nx\n\n" + HAHeading + "\n\n#### sub\n\nha 2\n\n" + hostile},
+	}
+	for i, st := range steps {
+		if err := st.write(); err != nil {
+			t.Fatal(err)
+		}
+		if got := read(); got != st.want {
+			t.Errorf("step %d: got\n%q\nwant\n%q", i, got, st.want)
+		}
 	}
 }

@@ -36,15 +36,21 @@ func (r *Results) Targets() []string {
 			}
 		}
 	}
-	if s := r.Server; s != nil {
-		if s.Lost > 0 {
-			misses = append(misses, fmt.Sprintf("server kills: %d acknowledged writes lost: %v", s.Lost, s.LostWrites))
+	misses = append(misses, r.Server.misses("server kills")...)
+	misses = append(misses, r.HAServer.misses("server kills in HA mode")...)
+	if e := r.EtcdMembers; e != nil {
+		if e.Lost > 0 {
+			misses = append(misses, fmt.Sprintf("etcd member kills: %d acknowledged writes lost: %v", e.Lost, e.LostWrites))
 		}
-		if len(s.Abandoned) > 0 {
-			misses = append(misses, fmt.Sprintf("server kills: writes never answered: %v", s.Abandoned))
+		if len(e.Abandoned) > 0 {
+			misses = append(misses, fmt.Sprintf("etcd member kills: errors beyond retries (writes given up): %v", e.Abandoned))
 		}
-		if s.RVBackwards > 0 {
-			misses = append(misses, fmt.Sprintf("server kills: %d resourceVersions went backwards: %v", s.RVBackwards, s.RVBackwardsAt))
+		if n := e.QuorumWrites - e.Answered5xx; n > 0 {
+			misses = append(misses, fmt.Sprintf("etcd member kills: %d of %d writes without quorum not answered 5xx (%d succeeded, %d hung, others: %v)",
+				n, e.QuorumWrites, e.Succeeded, e.Hung, e.OtherErrors))
+		}
+		if n := len(e.PodsDeleted) + len(e.PodsReplaced); n > 0 {
+			misses = append(misses, fmt.Sprintf("etcd member kills: pods deleted %v, replaced %v", e.PodsDeleted, e.PodsReplaced))
 		}
 	}
 	if k := r.KubeAPIServer; k != nil {
@@ -68,6 +74,27 @@ func (r *Results) Targets() []string {
 	}
 	return misses
 }
+
+// misses are the server scenario's missed targets, nil for a scenario not run.
+func (s *ServerKillResult) misses(scenario string) []string {
+	if s == nil {
+		return nil
+	}
+	var misses []string
+	if s.Lost > 0 {
+		misses = append(misses, fmt.Sprintf("%s: %d acknowledged writes lost: %v", scenario, s.Lost, s.LostWrites))
+	}
+	if len(s.Abandoned) > 0 {
+		misses = append(misses, fmt.Sprintf("%s: writes never answered: %v", scenario, s.Abandoned))
+	}
+	if s.RVBackwards > 0 {
+		misses = append(misses, fmt.Sprintf("%s: %d resourceVersions went backwards: %v", scenario, s.RVBackwards, s.RVBackwardsAt))
+	}
+	return misses
+}
+
+// HA says whether the run was of the HA form's scenarios.
+func (r *Results) HA() bool { return r.HAServer != nil || r.EtcdMembers != nil }
 
 // Markdown renders the Chaos section of docs/reliability.md.
 func (r *Results) Markdown() string {
@@ -132,7 +159,7 @@ func (r *Results) Markdown() string {
 		p("| watch events / re-established watches / relists after 410 | %d / %d / %d | |\n", s.WatchEvents, s.Rewatches, s.Relists)
 		p("| resourceVersion going backwards in the watch | %d | 0 |\n\n", s.RVBackwards)
 		p("From SIGKILL to ready (min / median / max): /readyz %s; both groups through the aggregator %s.\n\n", s.Ready, s.Serving)
-		p("HA mode (the three-member etcd) is not run: it needs the HA topology of issue 12 §2.\n\n")
+		p("HA mode (two replicas on the three-member etcd) is under %s below.\n\n", HAHeading)
 	} else {
 		p("Not run.\n\n")
 	}
@@ -194,10 +221,80 @@ func (r *Results) Markdown() string {
 		p("  scenario starts it again, as the kubelet restarts the container in a real cluster. The counts above\n")
 		p("  include its return.\n")
 	}
-	p("\n")
+	return b.String()
+}
 
-	p("### etcd member kill\n\n")
-	p("Needs the HA topology (issue 12 §2: three etcd members, two tapp-apiserver replicas); not run.\n")
+// HAHeading is the heading of the part of the Chaos section that HAMarkdown renders; WriteHASection
+// replaces that part only.
+const HAHeading = "### HA topology"
+
+// HAMarkdown renders the HA part of the Chaos section: the scenarios of the HA form.
+func (r *Results) HAMarkdown() string {
+	var b strings.Builder
+	p := func(format string, args ...interface{}) { fmt.Fprintf(&b, format, args...) }
+	o := r.Options
+	p("%s\n\n", HAHeading)
+	p("`make chaos` then starts the HA form of the local cluster (`tapp-chaos --ha`: three etcd members, a real\n")
+	p("cluster with mutual TLS, for tapp-apiserver's storage; two tapp-apiserver replicas behind one Service with an\n")
+	p("EndpointSlice per replica, kube-apiserver routing to the endpoints; controllers leader-elected between the\n")
+	p("replicas) and drives the scenarios below; it rewrites this part only. A short variant runs in the\n")
+	p("end-to-end suite (TestChaosHA).\n\n")
+	p("Latest run: `%s`, %s, took %s (seed %d).\n\n", r.Command, r.Started.UTC().Format("2006-01-02 15:04 MST"), r.Took.Round(time.Second), o.Seed)
+	if misses := r.Targets(); len(misses) == 0 {
+		p("**Every target was met.**\n\n")
+	} else {
+		p("**Targets missed:**\n\n")
+		for _, m := range misses {
+			p("- %s\n", m)
+		}
+		p("\n")
+	}
+
+	p("#### Server kills in HA mode\n\n")
+	if s := r.HAServer; s != nil {
+		p("%d SIGKILLs of a tapp-apiserver replica, the two replicas in turn, each started again at once, at random\n", s.Kills)
+		p("moments 0.5–2.5 s apart, while %d clients create, update (%d times) and delete TApps through\n", s.Writers, updatesPerObject)
+		p("kube-apiserver's aggregator with the ledger of the single-replica scenario; one watch of the namespace is\n")
+		p("re-established from its last resourceVersion after every break.\n\n")
+		p("| count | result | target |\n|---|---:|---:|\n")
+		p("| acknowledged writes | %d | |\n", s.Acknowledged)
+		p("| writes with an unknown outcome (connection broken), settled by reading back | %d | |\n", s.Unknown)
+		p("| acknowledged writes lost | %d | 0 |\n", s.Lost)
+		p("| writes never answered (given up after %d attempts) | %d | 0 |\n", maxAttempts, len(s.Abandoned))
+		p("| TApps written | %d | |\n", s.Objects)
+		p("| watch events / re-established watches / relists after 410 | %d / %d / %d | |\n", s.WatchEvents, s.Rewatches, s.Relists)
+		p("| resourceVersion going backwards in the watch | %d | 0 |\n\n", s.RVBackwards)
+		p("From SIGKILL to the replica answering /readyz again (min / median / max): %s.\n\n", s.Ready)
+	} else {
+		p("Not run.\n\n")
+	}
+
+	p("#### etcd member kill\n\n")
+	if e := r.EtcdMembers; e != nil {
+		p("First, %d SIGKILLs of one etcd member at a time (members in turn), each started again on its data 1–3 s\n", e.MemberKills)
+		p("later, while %d clients write TApps with the ledger above. Then two of the three members are killed while\n", e.Writers)
+		p("a TApp of %d instances runs; %d creates are tried (client timeout %s, longer than the servers' 60 s\n", e.Pods, e.QuorumWrites, quorumClientTimeout)
+		p("request timeout) and the two stay down %s in all; then they are started again and a create is\n", e.QuorumLossWindow.Round(time.Second))
+		p("retried until it succeeds. A pod watch (kube-apiserver's own etcd stays up) counts deletions.\n\n")
+		p("| count | result | target |\n|---|---:|---:|\n")
+		p("| one member down: acknowledged writes | %d | |\n", e.Acknowledged)
+		p("| one member down: failed attempts retried by the clients | %d | |\n", e.Errors)
+		p("| one member down: errors beyond retries (writes given up after %d attempts) | %d | 0 |\n", maxAttempts, len(e.Abandoned))
+		p("| one member down: acknowledged writes lost | %d | 0 |\n", e.Lost)
+		p("| no quorum: writes answered 5xx / succeeded / hung / other | %d / %d / %d / %d | all 5xx |\n", e.Answered5xx, e.Succeeded, e.Hung, len(e.OtherErrors))
+		p("| no quorum: longest request | %s | within the request timeout |\n", e.LongestRequest.Round(10*time.Millisecond))
+		p("| no quorum: pods deleted / replaced | %d / %d | 0 |\n", len(e.PodsDeleted), len(e.PodsReplaced))
+		p("| quorum back: time to the first successful write | %s | |\n", e.FirstWriteAfter.Round(10*time.Millisecond))
+		p("| quorum back: members healthy after | %s | |\n", e.MembersHealthyIn.Round(10*time.Millisecond))
+		p("| replicas that exited meanwhile (started again) | %d | |\n\n", e.ReplicaExits)
+		p("One member killed, until it is healthy again (min / median / max): %s.\n", e.MemberRestart)
+		if len(e.QuorumWriteErrors) > 0 {
+			p("Answers without quorum: `%s`.\n", strings.Join(e.QuorumWriteErrors, "`; `"))
+		}
+		p("\n")
+	} else {
+		p("Not run.\n\n")
+	}
 	return b.String()
 }
 
@@ -219,6 +316,23 @@ func correct(problem string) string {
 // the next heading of the same level), appending it when there is none; the rest of the file is kept as it
 // is. The file is created if missing.
 func WriteSection(path, section string) error {
+	return writeBlock(path, SectionHeading, section, func(line string) bool {
+		return strings.HasPrefix(line, "## ") || line == HAHeading
+	})
+}
+
+// WriteHASection replaces the HA part of the Chaos section (from HAHeading to the next heading of level 3 or
+// less), appending it at the end of the Chaos section when there is none; the rest is kept as it is.
+func WriteHASection(path, section string) error {
+	return writeBlock(path, HAHeading, section, func(line string) bool {
+		return strings.HasPrefix(line, "## ") || strings.HasPrefix(line, "### ")
+	})
+}
+
+// writeBlock replaces the block of the Markdown file at path that starts with the line heading and ends
+// before the first line ends says so. A missing block is put at the end of the Chaos section, or at the
+// end of the file.
+func writeBlock(path, heading, section string, ends func(line string) bool) error {
 	raw, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
 		return err
@@ -232,13 +346,28 @@ func WriteSection(path, section string) error {
 	start, end := -1, len(lines)
 	for i, l := range lines {
 		t := strings.TrimRight(l, "\n")
-		if start < 0 && t == SectionHeading {
+		if start < 0 && t == heading {
 			start = i
 			continue
 		}
-		if start >= 0 && strings.HasPrefix(t, "## ") {
+		if start >= 0 && ends(t) {
 			end = i
 			break
+		}
+	}
+	if start < 0 && heading != SectionHeading {
+		// At the end of the Chaos section, when there is one.
+		inChaos := false
+		for i, l := range lines {
+			t := strings.TrimRight(l, "\n")
+			if t == SectionHeading {
+				inChaos = true
+				continue
+			}
+			if inChaos && strings.HasPrefix(t, "## ") {
+				before := strings.TrimRight(strings.Join(lines[:i], ""), "\n") + "\n\n"
+				return os.WriteFile(path, []byte(before+section+"\n"+strings.Join(lines[i:], "")), 0o644)
+			}
 		}
 	}
 	var out string

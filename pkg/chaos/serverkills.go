@@ -18,6 +18,7 @@ import (
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	typedv1 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/localcluster"
 )
 
 // seqAnnotation carries the number of the last update a writer made to a TApp.
@@ -96,14 +97,44 @@ func (l *writeLedger) loss(format string, args ...interface{}) {
 	})
 }
 
-func runServerKills(ctx context.Context, cluster Cluster, c *clients, opts Options, rng *rand.Rand) (*ServerKillResult, error) {
+// serverKiller kills a tapp-apiserver process (kill number i, from 0) and returns once it serves again, with
+// how long that took from the kill.
+type serverKiller func(ctx context.Context, i int) (localcluster.KillTimes, error)
+
+// killTheServer is the single-replica form: SIGKILL of tapp-apiserver and its embedded etcd, started again.
+func killTheServer(cluster Cluster) serverKiller {
+	return func(ctx context.Context, _ int) (localcluster.KillTimes, error) {
+		return cluster.KillTAppAPIServer(ctx)
+	}
+}
+
+// killReplicas is the HA form: SIGKILL of the replicas in turn (kill i hits replica i mod replicas), each
+// started again; the other replica serves meanwhile. Ready is from the kill to the replica's /readyz, and
+// Serving the same (the group never stops being served through the aggregator).
+func killReplicas(cluster HACluster) serverKiller {
+	return func(ctx context.Context, i int) (localcluster.KillTimes, error) {
+		replica := i % cluster.Replicas()
+		killed := time.Now()
+		if err := cluster.KillReplica(replica); err != nil {
+			return localcluster.KillTimes{}, err
+		}
+		if err := cluster.StartReplica(ctx, replica); err != nil {
+			return localcluster.KillTimes{}, err
+		}
+		took := time.Since(killed)
+		return localcluster.KillTimes{Ready: took, Serving: took}, nil
+	}
+}
+
+// runServerKills drives kills SIGKILLs with kill under the write load of opts.Writers clients.
+func runServerKills(ctx context.Context, kill serverKiller, kills int, c *clients, opts Options, rng *rand.Rand) (*ServerKillResult, error) {
 	start := time.Now()
 	ns, err := newNamespace(ctx, c, "chaos-writes")
 	if err != nil {
 		return nil, err
 	}
 	res := &ServerKillResult{Namespace: ns, Writers: opts.Writers}
-	opts.Log("server kills in namespace %s: %d kills, %d writers", ns, opts.ServerKills, opts.Writers)
+	opts.Log("server kills in namespace %s: %d kills, %d writers", ns, kills, opts.Writers)
 	tapps := c.tapp.TKEStackAppsV1().TApps(ns)
 
 	load, stopLoad := context.WithCancel(ctx)
@@ -114,21 +145,14 @@ func runServerKills(ctx context.Context, cluster Cluster, c *clients, opts Optio
 		return nil, err
 	}
 	ledger := &writeLedger{}
-	var writers sync.WaitGroup
-	for i := 0; i < opts.Writers; i++ {
-		writers.Add(1)
-		go func(i int) {
-			defer writers.Done()
-			writeLoad(load, tapps, fmt.Sprintf("w%d", i), ledger, opts.PhaseTimeout)
-		}(i)
-	}
+	waitWriters := startWriters(load, tapps, opts.Writers, ledger, opts.PhaseTimeout)
 
 	var ready, serving []time.Duration
 	var killErr error
 	time.Sleep(2 * time.Second) // the load is under way before the first kill
-	for i := 0; i < opts.ServerKills; i++ {
+	for i := 0; i < kills; i++ {
 		time.Sleep(randomBetween(rng, 500*time.Millisecond, 2500*time.Millisecond))
-		times, err := cluster.KillTAppAPIServer(ctx)
+		times, err := kill(ctx, i)
 		if err != nil {
 			killErr = err
 			break
@@ -139,35 +163,15 @@ func runServerKills(ctx context.Context, cluster Cluster, c *clients, opts Optio
 	}
 	time.Sleep(2 * time.Second) // and goes on after the last one
 	stopLoad()
-	writers.Wait()
+	waitWriters()
 	<-watchDone
 	if killErr != nil {
 		return res, killErr
 	}
 	res.Ready, res.Serving = summarise(ready), summarise(serving)
 
-	// Every acknowledged write is still there: deleted objects stay deleted, the others carry their last
-	// acknowledged update.
-	for _, e := range ledger.entries {
-		var got *tkestackv1.TApp
-		err := retry(ctx, opts.PhaseTimeout, func(ctx context.Context) error {
-			var err error
-			got, err = tapps.Get(ctx, e.name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				got, err = nil, nil
-			}
-			return err
-		})
-		switch {
-		case err != nil:
-			return res, fmt.Errorf("reading %s back: %w", e.name, err)
-		case e.deleted && got != nil:
-			ledger.loss("%s: acknowledged delete, found again", e.name)
-		case !e.deleted && got == nil:
-			ledger.loss("%s: acknowledged write (seq %d), not found", e.name, e.seq)
-		case !e.deleted && got.Annotations[seqAnnotation] != strconv.Itoa(e.seq):
-			ledger.loss("%s: acknowledged seq %d, found %q", e.name, e.seq, got.Annotations[seqAnnotation])
-		}
+	if err := ledger.verify(ctx, tapps, opts.PhaseTimeout); err != nil {
+		return res, err
 	}
 	res.Acknowledged, res.Unknown, res.Lost, res.LostWrites = ledger.acked, ledger.unknown, ledger.lost, ledger.lostWrites
 	res.Abandoned = ledger.abandoned
@@ -179,6 +183,46 @@ func runServerKills(ctx context.Context, cluster Cluster, c *clients, opts Optio
 	_ = c.kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
 	res.Took = time.Since(start)
 	return res, nil
+}
+
+// verify reads back every TApp of the ledger and counts acknowledged writes not found: deleted objects stay
+// deleted, the others carry their last acknowledged update.
+func (l *writeLedger) verify(ctx context.Context, tapps typedv1.TAppInterface, timeout time.Duration) error {
+	for _, e := range l.entries {
+		var got *tkestackv1.TApp
+		err := retry(ctx, timeout, func(ctx context.Context) error {
+			var err error
+			got, err = tapps.Get(ctx, e.name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				got, err = nil, nil
+			}
+			return err
+		})
+		switch {
+		case err != nil:
+			return fmt.Errorf("reading %s back: %w", e.name, err)
+		case e.deleted && got != nil:
+			l.loss("%s: acknowledged delete, found again", e.name)
+		case !e.deleted && got == nil:
+			l.loss("%s: acknowledged write (seq %d), not found", e.name, e.seq)
+		case !e.deleted && got.Annotations[seqAnnotation] != strconv.Itoa(e.seq):
+			l.loss("%s: acknowledged seq %d, found %q", e.name, e.seq, got.Annotations[seqAnnotation])
+		}
+	}
+	return nil
+}
+
+// startWriters runs n writers of writeLoad until ctx ends; the returned function waits for them.
+func startWriters(ctx context.Context, tapps typedv1.TAppInterface, n int, ledger *writeLedger, timeout time.Duration) func() {
+	var writers sync.WaitGroup
+	for i := 0; i < n; i++ {
+		writers.Add(1)
+		go func(i int) {
+			defer writers.Done()
+			writeLoad(ctx, tapps, fmt.Sprintf("w%d", i), ledger, timeout)
+		}(i)
+	}
+	return writers.Wait
 }
 
 // writeLoad creates, updates and deletes TApps named <prefix>-<n> one after another until ctx ends,

@@ -86,3 +86,40 @@ func TestChaosKubeAPIServerRestart(t *testing.T) {
 	}
 	t.Logf("kube-apiserver restarts: %+v", *k)
 }
+
+// TestChaosHA runs the short variants of the HA scenarios on an HA cluster of its own (three etcd members, two
+// tapp-apiserver replicas): replica kills under write load lose no acknowledged write and no watch goes
+// backwards; one etcd member killed under write load costs no write beyond the clients' retries; two of
+// three killed make writes fail with 5xx, delete no pod, and writes succeed again once the quorum is back.
+func TestChaosHA(t *testing.T) {
+	c, _, _ := startHACluster(t)
+	opts := chaos.QuickOptions()
+	opts.Scenarios = []string{chaos.ScenarioHAServerKills, chaos.ScenarioEtcdMembers}
+	opts.Log = t.Logf
+	ctx, cancel := context.WithTimeout(context.Background(), chaosTimeout)
+	defer cancel()
+	res, err := chaos.Run(ctx, c, c.AdminConfig, opts)
+	if err != nil {
+		t.Fatalf("HA scenarios: %v", err)
+	}
+	for _, miss := range res.Targets() {
+		t.Error(miss)
+	}
+	s, e := res.HAServer, res.EtcdMembers
+	if s == nil || e == nil {
+		t.Fatalf("a scenario did not run: server %v, etcd members %v", s, e)
+	}
+	if s.Kills != opts.HAServerKills || s.Acknowledged == 0 || s.WatchEvents == 0 {
+		t.Errorf("%d replica kills (want %d), %d acknowledged writes, %d watch events: the load did not span the kills",
+			s.Kills, opts.HAServerKills, s.Acknowledged, s.WatchEvents)
+	}
+	if e.MemberKills != opts.EtcdMemberKills || e.Acknowledged == 0 {
+		t.Errorf("%d member kills (want %d), %d acknowledged writes", e.MemberKills, opts.EtcdMemberKills, e.Acknowledged)
+	}
+	if e.QuorumWrites != opts.QuorumLossWrites || e.Pods == 0 || e.FirstWriteAfter == 0 {
+		t.Errorf("%d writes without quorum (want %d), %d pods watched, first write after %s",
+			e.QuorumWrites, opts.QuorumLossWrites, e.Pods, e.FirstWriteAfter)
+	}
+	t.Logf("server kills in HA mode: %+v", *s)
+	t.Logf("etcd member kills: %+v", *e)
+}
