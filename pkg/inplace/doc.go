@@ -1,5 +1,5 @@
-// Package inplace owns updating a running pod's container images, labels and annotations in place and telling
-// when the kubelet has finished.
+// Package inplace owns updating a running pod's container images, resources, labels and annotations in place
+// and telling when the kubelet has finished.
 //
 // The package decides nothing about templates: whether a pod can be updated in place, and what changes, is
 // its caller's decision (for the TApp controller, pkg/controller/tapp/policy), expressed as an Update that the
@@ -22,8 +22,12 @@
 //  4. Updater.Complete sets the gate condition back to True and removes the state annotation, in one write
 //     of pods/status.
 //
-// An Update that changes no image is applied by Apply alone: no Begin, no state annotation and no Complete,
-// so the pod never becomes unready for it.
+// An Update that changes no image is applied by Apply alone: no Begin, so the pod never becomes unready for
+// it. If it changes container resources, Apply first sends them to the pods/resize subresource
+// (ResizePatch) and records the resources asked for in the state annotation; Check is Done once the kubelet
+// reports them (status resources, no PodResizePending / PodResizeInProgress), and Failed with Infeasible
+// when the kubelet refuses the resize (the caller recreates the pod); Complete then removes the record.
+// Without resources, no state annotation is written and no Complete is needed.
 //
 // What the controller must do:
 //

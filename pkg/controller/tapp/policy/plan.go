@@ -180,8 +180,10 @@ type Plan struct {
 //   - A finished pod (Succeeded/Failed) that migrates (ShouldMigrate) is deleted and recreated later;
 //     one that does not is kept as is (it is never updated nor deleted by the controller).
 //   - A live pod whose template hash differs from its template's is updated in place when the uniq hash
-//     is unchanged (only images/metadata changed) and every container of the template has a container of
-//     the same name in the pod, else recreated. A pod whose hash labels are foreign
+//     is unchanged (only images/metadata changed), or the resize hash is (only images, container resources
+//     and metadata changed, same QoS class: the pod is resized through pods/resize), and every container of
+//     the template has a container of the same name in the pod, else recreated. A pod whose resize the
+//     kubelet marks infeasible is recreated (Recreate.Reason says why). A pod whose hash labels are foreign
 //     (ForeignHashes, e.g. created by the original controller) is judged by content instead
 //     (CompareToTemplate against NewPod's spec): it is relabelled when it runs its template (Relabels,
 //     outside the budgets), updated in place when only images differ, else recreated.
