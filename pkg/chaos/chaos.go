@@ -4,7 +4,10 @@
 // Deployment watch); SIGKILLs of tapp-apiserver while clients write TApps and keep a ledger of acknowledged
 // writes (lost writes, resourceVersions going backwards in watches, time to ready); and kube-apiserver
 // restarts during a rolling update (duplicate creates and deletes); and tapp-apiserver restarted on a wiped
-// or rewound store (pods, claims and Deployments deleted, target 0). cmd/tapp-chaos runs every scenario and
+// or rewound store (pods, claims and Deployments deleted, target 0). On the HA form (three etcd members, two
+// replicas): SIGKILLs of the replicas in turn under the same write ledger, and etcd members killed, one at a
+// time and then two of three (errors beyond retries, 5xx answers without quorum, pods deleted, time to the
+// first write once quorum returns). cmd/tapp-chaos runs every scenario and
 // writes the figures into docs/reliability.md; the end-to-end suite runs short variants and asserts the
 // targets. All traffic goes to the local cluster on 127.0.0.1; every loop is bounded in count and time.
 package chaos

@@ -159,7 +159,7 @@ func (r *Results) Markdown() string {
 		p("| watch events / re-established watches / relists after 410 | %d / %d / %d | |\n", s.WatchEvents, s.Rewatches, s.Relists)
 		p("| resourceVersion going backwards in the watch | %d | 0 |\n\n", s.RVBackwards)
 		p("From SIGKILL to ready (min / median / max): /readyz %s; both groups through the aggregator %s.\n\n", s.Ready, s.Serving)
-		p("HA mode (two replicas on the three-member etcd) is under %s below.\n\n", HAHeading)
+		p("HA mode (two replicas on the three-member etcd): see *HA topology* below.\n\n")
 	} else {
 		p("Not run.\n\n")
 	}
