@@ -355,5 +355,13 @@ func (u *Updater) retry(ctx context.Context, client kubernetes.Interface, pod *c
 	if err != nil {
 		return nil, err
 	}
+	if result == nil {
+		// retry.OnError returns its last retriable error, nil when there was none, for any error that
+		// wait.Interrupted matches: a write that failed with the context's cancellation ends here.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("pod %s/%s: write not carried out", pod.Namespace, pod.Name)
+	}
 	return result, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -749,5 +750,22 @@ func TestInitReadinessGateIgnoresOtherStatusWrites(t *testing.T) {
 	}
 	if condition(other.stored(t, replaced), ReadinessGate) != nil {
 		t.Error("the other pod's gate was written")
+	}
+}
+
+// TestBeginCanceled: a status write that fails because the context was cancelled (the server stopping) is an
+// error, never a nil pod without one (retry.OnError swallows errors that wait.Interrupted matches).
+func TestBeginCanceled(t *testing.T) {
+	pod := podFrom(template())
+	s := newAPIServer(t, pod)
+	ctx, cancel := context.WithCancel(context.Background())
+	s.PrependReactor("patch", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		cancel()
+		return true, nil, fmt.Errorf("client rate limiter Wait returned an error: %w", context.Canceled)
+	})
+	u := &Updater{Client: s, Clock: testingclock.NewFakePassiveClock(t0)}
+	out, err := u.Begin(ctx, pod)
+	if err == nil || out != nil {
+		t.Fatalf("Begin with a cancelled write = %v, %v; want no pod and an error", out, err)
 	}
 }
