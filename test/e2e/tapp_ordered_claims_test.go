@@ -2,13 +2,14 @@
 
 package e2e
 
-// End-to-end tests of spec.persistentVolumeClaimRetentionPolicy: owner references on the instance claims
-// that kube-controller-manager's garbage collector follows.
+// End-to-end tests of spec.persistentVolumeClaimRetentionPolicy (owner references on the instance claims
+// that kube-controller-manager's garbage collector follows) and of spec.podManagementPolicy OrderedReady.
 
 import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // retentionTApp is a TApp "keep" of replicas instances with one claim "www" each (Pending: the local
@@ -173,4 +175,119 @@ func waitPodSet(t testing.TB, ns, name string, n int) map[int]*corev1.Pod {
 		return nil
 	})
 	return pods
+}
+
+// podEvents records, in order, when each pod of a namespace was added, became Ready, started terminating
+// and was deleted, as "added <pod>", "ready <pod>", "terminating <pod>" and "deleted <pod>" (each once).
+type podEvents struct {
+	mu     sync.Mutex
+	events []string
+	seen   map[string]bool
+}
+
+func watchPodEvents(t *testing.T, ns string) *podEvents {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := kubeClient.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	pe := &podEvents{seen: map[string]bool{}}
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); w.Stop(); <-done })
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				continue
+			}
+			pe.mu.Lock()
+			add := func(e string) {
+				if !pe.seen[e] {
+					pe.seen[e] = true
+					pe.events = append(pe.events, e)
+				}
+			}
+			add("added " + pod.Name)
+			if podReady(pod) {
+				add("ready " + pod.Name)
+			}
+			if pod.DeletionTimestamp != nil {
+				add("terminating " + pod.Name)
+			}
+			if ev.Type == watch.Deleted {
+				add("terminating " + pod.Name)
+				add("deleted " + pod.Name)
+			}
+			pe.mu.Unlock()
+		}
+	}()
+	return pe
+}
+
+// index returns the position of event e, or -1.
+func (pe *podEvents) index(e string) int {
+	pe.mu.Lock()
+	defer pe.mu.Unlock()
+	for i, x := range pe.events {
+		if x == e {
+			return i
+		}
+	}
+	return -1
+}
+
+func (pe *podEvents) String() string {
+	pe.mu.Lock()
+	defer pe.mu.Unlock()
+	return strings.Join(pe.events, ", ")
+}
+
+// requireBefore fails unless event a was seen before event b.
+func (pe *podEvents) requireBefore(t *testing.T, a, b string) {
+	t.Helper()
+	i, j := pe.index(a), pe.index(b)
+	if i < 0 || j < 0 || i >= j {
+		t.Errorf("%q (at %d) does not come before %q (at %d): %s", a, i, b, j, pe)
+	}
+}
+
+// TestTAppOrderedReady: with podManagementPolicy OrderedReady instance n is created only once 0..n-1 are
+// Running and Ready (the watch sees "ready <n-1>" before "added <n>"), a scale-down removes the highest
+// instance first and the next only once it is gone, and an unknown value is refused with its field path.
+func TestTAppOrderedReady(t *testing.T) {
+	ns := controllerNamespace(t, "ordered")
+	manifest := func(replicas int, policy string) string {
+		m := nginxTApp("ordered", replicas, "nginx:1.7.9", "")
+		return strings.Replace(m, "spec:\n", "spec:\n  podManagementPolicy: "+policy+"\n", 1)
+	}
+	_, stderr, err := kubectlOutputs(t, []byte(manifest(1, "Ordered")), "apply", "-n", ns, "-f", "-")
+	if err == nil {
+		t.Fatal("kubectl apply of an unknown podManagementPolicy succeeded")
+	}
+	requireContains(t, "kubectl apply of an unknown podManagementPolicy", stderr, `spec.podManagementPolicy: Unsupported value: "Ordered"`)
+
+	events := watchPodEvents(t, ns)
+	mustKubectlIn(t, manifest(4, "OrderedReady"), "apply", "-n", ns, "-f", "-")
+	waitInstances(t, ns, "ordered", images(4, "nginx:1.7.9"))
+	for id := 1; id < 4; id++ {
+		events.requireBefore(t, "ready "+podName("ordered", id-1), "added "+podName("ordered", id))
+	}
+	if got := getTApp(t, ns, "ordered").Spec.PodManagementPolicy; got != "OrderedReady" {
+		t.Errorf("podManagementPolicy = %q", got)
+	}
+
+	mustKubectl(t, "scale", "-n", ns, "tapp", "ordered", "--replicas=1")
+	waitInstances(t, ns, "ordered", images(1, "nginx:1.7.9"))
+	pollUntil(t, ctrlTimeout, "the watch saw the deletions", func() error {
+		if events.index("deleted "+podName("ordered", 1)) < 0 {
+			return fmt.Errorf("events: %s", events)
+		}
+		return nil
+	})
+	events.requireBefore(t, "deleted "+podName("ordered", 3), "terminating "+podName("ordered", 2))
+	events.requireBefore(t, "deleted "+podName("ordered", 2), "terminating "+podName("ordered", 1))
+	t.Logf("pod events: %s", events)
 }

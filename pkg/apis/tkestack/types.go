@@ -97,7 +97,20 @@ type TAppSpec struct {
 	// PersistentVolumeClaimRetentionPolicy says what happens to the claims of volumeClaimTemplates when the
 	// TApp is deleted or an instance is scaled away.
 	PersistentVolumeClaimRetentionPolicy *TAppPersistentVolumeClaimRetentionPolicy
+	// PodManagementPolicy is Parallel (default) or OrderedReady.
+	PodManagementPolicy PodManagementPolicyType
 }
+
+// PodManagementPolicyType says how instances are created and removed: Parallel or OrderedReady.
+type PodManagementPolicyType string
+
+const (
+	// ParallelPodManagement creates and removes instances all at once.
+	ParallelPodManagement PodManagementPolicyType = "Parallel"
+	// OrderedReadyPodManagement creates instances in ascending id order, each once the lower ones are
+	// Running and Ready, and removes them in descending order, one at a time.
+	OrderedReadyPodManagement PodManagementPolicyType = "OrderedReady"
+)
 
 // PersistentVolumeClaimRetentionPolicyType is what happens to a claim: Retain or Delete.
 type PersistentVolumeClaimRetentionPolicyType string

@@ -53,7 +53,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			errs = append(errs, err)
 		}
 	}
-	plan := policy.ComputePlanWithRevisions(tapp, revisions, pods, c.nodeState, c.clock.Now())
+	plan := policy.OrderPlan(tapp, pods, policy.ComputePlanWithRevisions(tapp, revisions, pods, c.nodeState, c.clock.Now()))
 	claimPlan := policy.PlanClaims(tapp, claims)
 	claimPlan.OwnerChanges = policy.PlanClaimRetention(tapp, pods, claims)
 	if tapp.DeletionTimestamp == nil {

@@ -1560,6 +1560,14 @@ func schema_pkg_apis_tkestack_v1_TAppSpec(ref common.ReferenceCallback) common.O
 							Ref:         ref(v1.TAppPersistentVolumeClaimRetentionPolicy{}.OpenAPIModelName()),
 						},
 					},
+					"podManagementPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PodManagementPolicy says how instances are created and removed. Parallel (the default) creates and deletes all the pods that are due at once. OrderedReady creates instance n only once instances 0..n-1 are Running and Ready, removes instances (scale-down, kills) in descending id order one at a time, each once the previous pod is gone, and updates one instance at a time, only while every other instance is Running and Ready.\n\nPossible enum values:\n - `\"OrderedReady\"` creates instances in ascending id order, each once the lower ones are Running and Ready, and removes them in descending order, one at a time.\n - `\"Parallel\"` creates and removes instances all at once.",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"OrderedReady", "Parallel"},
+						},
+					},
 				},
 				Required: []string{"template"},
 			},

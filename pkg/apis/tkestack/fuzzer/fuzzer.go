@@ -48,6 +48,9 @@ var Funcs = func(codecs runtimeserializer.CodecFactory) []interface{} {
 			if spec.PersistentVolumeClaimRetentionPolicy.WhenScaled == "" {
 				spec.PersistentVolumeClaimRetentionPolicy.WhenScaled = tkestack.RetainPersistentVolumeClaimRetentionPolicyType
 			}
+			if spec.PodManagementPolicy == "" {
+				spec.PodManagementPolicy = tkestack.ParallelPodManagement
+			}
 			// Defaulting derives a missing selector from the template labels.
 			if spec.Selector == nil {
 				spec.Selector = &metav1.LabelSelector{}

@@ -27,6 +27,7 @@ func addDefaultingFuncs(scheme *runtime.Scheme) error {
 //   - updateStrategy.maxUnavailable 1 and forceUpdate.maxUnavailable "100%";
 //   - revisionHistoryLimit 10;
 //   - persistentVolumeClaimRetentionPolicy whenDeleted and whenScaled Retain;
+//   - podManagementPolicy Parallel;
 //   - selector from the labels of spec.template, without the instance and hash labels (tapp_instance_key,
 //     tapp_template_hash_key, tapp_uniq_hash_key: the controller rewrites them on every pod, and a TApp moved
 //     from the original controller carries its hashes in its template labels);
@@ -57,6 +58,9 @@ func SetDefaults_TAppSpec(spec *TAppSpec) {
 	}
 	if spec.PersistentVolumeClaimRetentionPolicy.WhenScaled == "" {
 		spec.PersistentVolumeClaimRetentionPolicy.WhenScaled = RetainPersistentVolumeClaimRetentionPolicyType
+	}
+	if spec.PodManagementPolicy == "" {
+		spec.PodManagementPolicy = ParallelPodManagement
 	}
 	if spec.RevisionHistoryLimit == nil {
 		v := int32(defaultRevisionHistoryLimit)

@@ -56,6 +56,9 @@ func TestDefaultsFillEmptySpec(t *testing.T) {
 	if spec.UpdateStrategy.Template != "default" {
 		t.Errorf("updateStrategy.template = %q, want default", spec.UpdateStrategy.Template)
 	}
+	if spec.PodManagementPolicy != v1.ParallelPodManagement {
+		t.Errorf("podManagementPolicy = %q, want Parallel", spec.PodManagementPolicy)
+	}
 	wantRetention := &v1.TAppPersistentVolumeClaimRetentionPolicy{WhenDeleted: "Retain", WhenScaled: "Retain"}
 	if !reflect.DeepEqual(spec.PersistentVolumeClaimRetentionPolicy, wantRetention) {
 		t.Errorf("persistentVolumeClaimRetentionPolicy = %v, want %v", spec.PersistentVolumeClaimRetentionPolicy, wantRetention)

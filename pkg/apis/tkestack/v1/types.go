@@ -123,7 +123,27 @@ type TAppSpec struct {
 	// claims of killed instances are always kept.
 	// +optional
 	PersistentVolumeClaimRetentionPolicy *TAppPersistentVolumeClaimRetentionPolicy `json:"persistentVolumeClaimRetentionPolicy,omitempty"`
+
+	// PodManagementPolicy says how instances are created and removed. Parallel (the default) creates and
+	// deletes all the pods that are due at once. OrderedReady creates instance n only once instances
+	// 0..n-1 are Running and Ready, removes instances (scale-down, kills) in descending id order one at a
+	// time, each once the previous pod is gone, and updates one instance at a time, only while every other
+	// instance is Running and Ready.
+	// +optional
+	PodManagementPolicy PodManagementPolicyType `json:"podManagementPolicy,omitempty"`
 }
+
+// PodManagementPolicyType says how instances are created and removed: Parallel or OrderedReady.
+// +enum
+type PodManagementPolicyType string
+
+const (
+	// ParallelPodManagement creates and removes instances all at once.
+	ParallelPodManagement PodManagementPolicyType = "Parallel"
+	// OrderedReadyPodManagement creates instances in ascending id order, each once the lower ones are
+	// Running and Ready, and removes them in descending order, one at a time.
+	OrderedReadyPodManagement PodManagementPolicyType = "OrderedReady"
+)
 
 // PersistentVolumeClaimRetentionPolicyType is what happens to a claim: Retain or Delete.
 // +enum

@@ -228,6 +228,7 @@ func autoConvert_v1_TAppSpec_To_tkestack_TAppSpec(in *TAppSpec, out *tkestack.TA
 	out.RevisionHistoryLimit = (*int32)(unsafe.Pointer(in.RevisionHistoryLimit))
 	out.MinReadySeconds = in.MinReadySeconds
 	out.PersistentVolumeClaimRetentionPolicy = (*tkestack.TAppPersistentVolumeClaimRetentionPolicy)(unsafe.Pointer(in.PersistentVolumeClaimRetentionPolicy))
+	out.PodManagementPolicy = tkestack.PodManagementPolicyType(in.PodManagementPolicy)
 	return nil
 }
 
@@ -256,6 +257,7 @@ func autoConvert_tkestack_TAppSpec_To_v1_TAppSpec(in *tkestack.TAppSpec, out *TA
 	out.RevisionHistoryLimit = (*int32)(unsafe.Pointer(in.RevisionHistoryLimit))
 	out.MinReadySeconds = in.MinReadySeconds
 	out.PersistentVolumeClaimRetentionPolicy = (*TAppPersistentVolumeClaimRetentionPolicy)(unsafe.Pointer(in.PersistentVolumeClaimRetentionPolicy))
+	out.PodManagementPolicy = PodManagementPolicyType(in.PodManagementPolicy)
 	return nil
 }
 

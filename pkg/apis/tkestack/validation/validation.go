@@ -170,6 +170,10 @@ func validateRolloutControls(spec *tkestack.TAppSpec, fldPath *field.Path) field
 			fldPath.Child("revisionHistoryLimit"))...)
 	}
 	allErrs = append(allErrs, validateClaimRetentionPolicy(spec.PersistentVolumeClaimRetentionPolicy, fldPath.Child("persistentVolumeClaimRetentionPolicy"))...)
+	// Empty only in objects built without the defaults (Parallel).
+	if policies := []string{string(tkestack.ParallelPodManagement), string(tkestack.OrderedReadyPodManagement)}; spec.PodManagementPolicy != "" && !sets.New(policies...).Has(string(spec.PodManagementPolicy)) {
+		allErrs = append(allErrs, field.NotSupported(fldPath.Child("podManagementPolicy"), spec.PodManagementPolicy, policies))
+	}
 	return allErrs
 }
 

@@ -391,6 +391,15 @@ func TestValidateTApp(t *testing.T) {
 			},
 		},
 		{
+			name:   "podManagementPolicy OrderedReady",
+			mutate: func(a *tkestack.TApp) { a.Spec.PodManagementPolicy = tkestack.OrderedReadyPodManagement },
+		},
+		{
+			name:   "podManagementPolicy unknown",
+			mutate: func(a *tkestack.TApp) { a.Spec.PodManagementPolicy = "Ordered" },
+			want:   []wantErr{{field.ErrorTypeNotSupported, "spec.podManagementPolicy", `"Parallel", "OrderedReady"`}},
+		},
+		{
 			name: "claim retention policy unknown values",
 			mutate: func(a *tkestack.TApp) {
 				a.Spec.PersistentVolumeClaimRetentionPolicy = &tkestack.TAppPersistentVolumeClaimRetentionPolicy{

@@ -81,6 +81,12 @@ type TAppSpecApplyConfiguration struct {
 	// Defaults to Retain for both: claims are kept. A claim whose pod still runs is never deleted; the
 	// claims of killed instances are always kept.
 	PersistentVolumeClaimRetentionPolicy *TAppPersistentVolumeClaimRetentionPolicyApplyConfiguration `json:"persistentVolumeClaimRetentionPolicy,omitempty"`
+	// PodManagementPolicy says how instances are created and removed. Parallel (the default) creates and
+	// deletes all the pods that are due at once. OrderedReady creates instance n only once instances
+	// 0..n-1 are Running and Ready, removes instances (scale-down, kills) in descending id order one at a
+	// time, each once the previous pod is gone, and updates one instance at a time, only while every other
+	// instance is Running and Ready.
+	PodManagementPolicy *tkestackv1.PodManagementPolicyType `json:"podManagementPolicy,omitempty"`
 }
 
 // TAppSpecApplyConfiguration constructs a declarative configuration of the TAppSpec type for use with
@@ -245,5 +251,13 @@ func (b *TAppSpecApplyConfiguration) WithMinReadySeconds(value int32) *TAppSpecA
 // If called multiple times, the PersistentVolumeClaimRetentionPolicy field is set to the value of the last call.
 func (b *TAppSpecApplyConfiguration) WithPersistentVolumeClaimRetentionPolicy(value *TAppPersistentVolumeClaimRetentionPolicyApplyConfiguration) *TAppSpecApplyConfiguration {
 	b.PersistentVolumeClaimRetentionPolicy = value
+	return b
+}
+
+// WithPodManagementPolicy sets the PodManagementPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PodManagementPolicy field is set to the value of the last call.
+func (b *TAppSpecApplyConfiguration) WithPodManagementPolicy(value tkestackv1.PodManagementPolicyType) *TAppSpecApplyConfiguration {
+	b.PodManagementPolicy = &value
 	return b
 }
