@@ -414,10 +414,18 @@ func haReplicaTAppNames(t *testing.T, c *localcluster.Cluster, i int, ns string)
 // haReplicaTApps lists the TApps of ns on replica i as sorted "<name>.<resourceVersion>".
 func haReplicaTApps(t *testing.T, c *localcluster.Cluster, i int, ns string) []string {
 	t.Helper()
-	list, err := haReplicaClient(t, c, i).TKEStackAppsV1().TApps(ns).List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatalf("listing TApps on %s: %v", localcluster.ReplicaName(i), err)
-	}
+	// A replica that has just started may not have read kube-apiserver's client CA yet (k8s.io/apiserver loads
+	// it from kube-system/extension-apiserver-authentication in the background): until then a client
+	// certificate sent to it directly is anonymous for a moment.
+	var list *tkestackv1.TAppList
+	pollUntil(t, 30*time.Second, "listing TApps on "+localcluster.ReplicaName(i), func() error {
+		var err error
+		list, err = haReplicaClient(t, c, i).TKEStackAppsV1().TApps(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil && !apierrors.IsForbidden(err) && !apierrors.IsUnauthorized(err) {
+			t.Fatalf("listing TApps on %s: %v", localcluster.ReplicaName(i), err)
+		}
+		return err
+	})
 	var out []string
 	for _, tapp := range list.Items {
 		out = append(out, tapp.Name+"."+tapp.ResourceVersion)
