@@ -29,6 +29,8 @@
 //     RolloutComplete says when the update revision becomes the current one;
 //   - Owner / ClaimOwner / PlanClaims: the TApp as pkg/ownership sees pods and claims (which
 //     orphans it adopts, which it releases);
+//   - OrderPlan: spec.podManagementPolicy OrderedReady applied to a plan (ordered creation once the lower
+//     instances are Running and Ready, removals from the highest id one at a time, one update at a time);
 //   - PlanClaimRetention / NewInstanceClaims: the owner references of instance claims that
 //     spec.persistentVolumeClaimRetentionPolicy asks for (the TApp's for whenDeleted Delete, the pod's for
 //     the claims of an instance scaled away with whenScaled Delete);
