@@ -268,6 +268,7 @@ func TestTAppOrderedReady(t *testing.T) {
 		t.Fatal("kubectl apply of an unknown podManagementPolicy succeeded")
 	}
 	requireContains(t, "kubectl apply of an unknown podManagementPolicy", stderr, `spec.podManagementPolicy: Unsupported value: "Ordered"`)
+	requireContains(t, "kubectl explain", mustKubectl(t, "explain", "tapp.spec.podManagementPolicy"), "OrderedReady", "Parallel")
 
 	events := watchPodEvents(t, ns)
 	mustKubectlIn(t, manifest(4, "OrderedReady"), "apply", "-n", ns, "-f", "-")
