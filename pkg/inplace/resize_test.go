@@ -3,12 +3,17 @@ package inplace
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stesting "k8s.io/client-go/testing"
 	testingclock "k8s.io/utils/clock/testing"
 )
 
@@ -134,5 +139,37 @@ func TestResizeStateKeepsAnImageUpdateInProgress(t *testing.T) {
 	state, ok := ParseState(second)
 	if !ok || state.Containers["app"].NewImage != "nginx:1.26" || len(state.Resize) != 1 {
 		t.Errorf("state = %+v", state)
+	}
+}
+
+func TestApplyReportsAResizeRefusedForCapacity(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		err        error
+		infeasible bool
+	}{
+		{"capacity", apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "web-0",
+			errors.New("node didn't have enough allocatable resources: cpu, requested: 100000, allocatable: 64000")), true},
+		{"authorization", apierrors.NewForbidden(schema.GroupResource{Resource: "pods/resize"}, "web-0",
+			errors.New(`User "tapp" cannot patch resource "pods/resize"`)), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := podFrom(template())
+			s := newAPIServer(t, pod)
+			s.PrependReactor("patch", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+				if action.GetSubresource() == "resize" {
+					return true, nil, tc.err
+				}
+				return false, nil, nil
+			})
+			u := &Updater{Client: s}
+			_, err := u.Apply(context.Background(), pod, resizeUpdate("app", resources("100", "1Gi")))
+			if err == nil || errors.Is(err, ErrResizeInfeasible) != tc.infeasible {
+				t.Errorf("err = %v, want infeasible %v", err, tc.infeasible)
+			}
+			if InProgress(s.stored(t, pod)) {
+				t.Error("a refused resize was recorded")
+			}
+		})
 	}
 }

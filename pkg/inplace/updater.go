@@ -33,6 +33,10 @@ var (
 	ErrStateChanged = errors.New("in-place update state changed since the pod was read")
 	// ErrPodReplaced is returned by Apply when the pod was deleted and another of the same name created.
 	ErrPodReplaced = errors.New("pod was replaced by another of the same name")
+	// ErrResizeInfeasible is returned by Apply when the API server refuses the resize because the pod's node
+	// cannot hold the new requests (kube-apiserver >= 1.36 checks the node's allocatable on pods/resize, as
+	// the kubelet does with PodResizePending reason Infeasible): the caller should recreate the pod.
+	ErrResizeInfeasible = errors.New("resize infeasible on the pod's node")
 )
 
 // Updater performs the API writes of in-place updates. Every write is a patch built from a deep copy; the pods
@@ -111,6 +115,9 @@ func (u *Updater) Apply(ctx context.Context, pod *corev1.Pod, update Update) (*c
 	}
 	if resize != nil {
 		if _, err := u.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.JSONPatchType, resize, metav1.PatchOptions{}, "resize"); err != nil {
+			if ResizeRefusedForCapacity(err) {
+				return nil, fmt.Errorf("resizing pod %s/%s: %w: %v", pod.Namespace, pod.Name, ErrResizeInfeasible, err)
+			}
 			return nil, fmt.Errorf("resizing pod %s/%s: %w", pod.Namespace, pod.Name, err)
 		}
 	}
@@ -364,4 +371,11 @@ func (u *Updater) retry(ctx context.Context, client kubernetes.Interface, pod *c
 		return nil, fmt.Errorf("pod %s/%s: write not carried out", pod.Namespace, pod.Name)
 	}
 	return result, nil
+}
+
+// ResizeRefusedForCapacity reports whether err is the API server's refusal of a pods/resize request whose
+// requests exceed the allocatable of the pod's node (403 Forbidden, "node didn't have enough allocatable
+// resources"), as opposed to an authorization refusal or a validation error.
+func ResizeRefusedForCapacity(err error) bool {
+	return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "enough allocatable resources")
 }

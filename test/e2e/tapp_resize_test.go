@@ -4,10 +4,13 @@ package e2e
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/inplace"
 )
@@ -81,7 +84,8 @@ func waitResized(t *testing.T, ns, name, requestCPU, requestMemory string) *core
 
 // TestTAppResize: a change of cpu and memory keeps the pod (same UID) and, with NotRequired resize policies,
 // its restart count; with RestartContainer for memory a memory change restarts the container once; a change
-// that moves the pod to another QoS class recreates it.
+// that moves the pod to another QoS class recreates it, and so does a resize the kubelet marks infeasible
+// (with a ResizeInfeasible event).
 func TestTAppResize(t *testing.T) {
 	t.Parallel()
 	ns := controllerNamespace(t, "tapp-resize")
@@ -116,6 +120,33 @@ func TestTAppResize(t *testing.T) {
 				return fmt.Errorf("qos class %s", pod.Status.QOSClass)
 			case !podReady(pod):
 				return fmt.Errorf("not ready: %s", describePod(pod))
+			}
+			return nil
+		})
+	})
+
+	t.Run("Infeasible", func(t *testing.T) {
+		const name = "resize-infeasible"
+		mustKubectlIn(t, resizeTApp(name, "NotRequired"), "apply", "-n", ns, "-f", "-")
+		before := waitResized(t, ns, name, "100m", "64Mi")
+		// More cpu than any node's allocatable (64): the kubelet marks the resize Infeasible and the
+		// controller falls back to recreating the pod (which then stays Pending: nothing fits it).
+		resizeResources(t, ns, name, "100", "64Mi", "200", "256Mi")
+		pollUntil(t, ctrlTimeout, "pod recreated after an infeasible resize, with an event", func() error {
+			pod := getPod(t, ns, podName(name, 0))
+			if pod == nil || pod.UID == before.UID {
+				return fmt.Errorf("pod not recreated")
+			}
+			events, err := kubeClient.CoreV1().Events(ns).List(testContext(t, 30*time.Second), metav1.ListOptions{
+				FieldSelector: "involvedObject.name=" + name + ",reason=ResizeInfeasible"})
+			if err != nil {
+				return err
+			}
+			if len(events.Items) == 0 {
+				return fmt.Errorf("no ResizeInfeasible event")
+			}
+			if !strings.Contains(events.Items[0].Message, "cpu") {
+				return fmt.Errorf("event does not say why: %q", events.Items[0].Message)
 			}
 			return nil
 		})

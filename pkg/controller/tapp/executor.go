@@ -406,6 +406,12 @@ func (c *Controller) updateInPlace(ctx context.Context, key string, tapp *tkesta
 	c.expectations.Raise(key, pod.Name, expectations.UpdateTo(policy.TemplateHashLabel, u.Revision))
 	_, err = c.updater.Apply(ctx, cur, u.Update)
 	metrics.CountAction("inplace-update", err)
+	if errors.Is(err, inplace.ErrResizeInfeasible) {
+		// The API server refuses the resize for the node's capacity: fall back to recreation, in the budget
+		// slot the update already holds.
+		c.expectations.Lower(key, pod.Name)
+		return c.deletePod(ctx, key, tapp, deletion{podName: pod.Name, uid: pod.UID, reason: "Recreate", id: u.ID, template: u.Template, why: err.Error()})
+	}
 	if err != nil {
 		c.expectations.Lower(key, pod.Name)
 		return c.updateFailed(tapp, pod, err)
