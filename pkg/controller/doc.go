@@ -8,7 +8,9 @@
 //     the controller's field manager) and reports what failed (the errors to retry, one bounded condition
 //     message);
 //   - statuswrite: the one way they write status (only on change, retried on a fresh read after a
-//     conflict).
+//     conflict);
+//   - history: their ControllerRevisions (hash and name after collisions, create or reuse the newest,
+//     prune beyond the history limit).
 //
 // Below them, shared with the admission plugin and the in-place engine: pkg/stablehash (template hashes),
 // pkg/tapppod (the pod of a TApp instance), pkg/ownership (adoption and release by controller reference,

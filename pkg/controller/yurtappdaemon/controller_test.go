@@ -22,6 +22,7 @@ import (
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/controllertest"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/history"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/yurtappdaemon/policy"
 )
 
@@ -65,7 +66,7 @@ func TestProvisionsOneDeploymentPerSelectedPool(t *testing.T) {
 	}
 	rev := revs[0]
 	data, _ := policy.TemplateJSON(yad)
-	if rev.Name != revName || rev.Revision != 1 || !metav1.IsControlledBy(rev, yad) || !sameData(rev.Data.Raw, data) ||
+	if rev.Name != revName || rev.Revision != 1 || !metav1.IsControlledBy(rev, yad) || !history.SameData(rev.Data.Raw, data) ||
 		rev.Labels[YurtAppDaemonLabel] != "web" || rev.Labels[ControllerRevisionHashLabel] != policy.Revision(yad) {
 		t.Errorf("revision = %s #%d labels %v owners %v", rev.Name, rev.Revision, rev.Labels, rev.OwnerReferences)
 	}

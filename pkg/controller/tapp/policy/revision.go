@@ -3,21 +3,18 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 
 	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/history"
 	"github.com/tapp-io/tapp-apiserver/pkg/stablehash"
 )
 
 // ControllerRevisionHashLabel on a pod is the name of the ControllerRevision its template comes from, as on
 // a StatefulSet's pods. The pods keep the original's hash labels as well.
 const ControllerRevisionHashLabel = tkestack.ControllerRevisionHashLabel
-
-// labelValueMaxLength is the longest label value, and so the longest revision name.
-const labelValueMaxLength = 63
 
 // RevisionTemplates is the content of a TApp's ControllerRevision: the set of templates it ran.
 type RevisionTemplates struct {
@@ -54,24 +51,14 @@ func RevisionHash(tapp *tkestackv1.TApp) string {
 		// Templates always encode; keep the function total anyway.
 		data = []byte(fmt.Sprintf("%#v", tapp.Spec.Template))
 	}
-	if c := tapp.Status.CollisionCount; c != nil && *c > 0 {
-		data = append(data, '/')
-		data = strconv.AppendInt(data, int64(*c), 10)
-	}
-	return stablehash.Bytes(data)
+	return history.Hash(data, tapp.Status.CollisionCount)
 }
 
 // RevisionName is the name of the ControllerRevision of tapp's templates, <tapp>-<RevisionHash>, which is
 // also the pods' ControllerRevisionHashLabel value and status.updateRevision. It is a valid label value:
 // a TApp name too long for that is cut and the suffix becomes a hash of the full name and the revision.
 func RevisionName(tapp *tkestackv1.TApp) string {
-	hash := RevisionHash(tapp)
-	name := tapp.Name + "-" + hash
-	if len(name) <= labelValueMaxLength {
-		return name
-	}
-	prefix := tapp.Name[:labelValueMaxLength-1-stablehash.Length]
-	return prefix + "-" + stablehash.String(tapp.Name+"/"+hash)
+	return history.Name(tapp.Name, RevisionHash(tapp), func(name string, n int) string { return name[:n] })
 }
 
 // Revisions is what a TApp's ControllerRevisions add to its plan (ComputePlanWithRevisions).

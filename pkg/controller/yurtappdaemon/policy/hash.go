@@ -2,12 +2,11 @@ package policy
 
 import (
 	"fmt"
-	"strconv"
-
-	"github.com/tapp-io/tapp-apiserver/pkg/stablehash"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/history"
+	"github.com/tapp-io/tapp-apiserver/pkg/stablehash"
 )
 
 // TemplateJSON returns the canonical JSON of the workload template that Revision hashes; the controller
@@ -49,11 +48,7 @@ func Revision(yad *v1alpha1.YurtAppDaemon) string {
 		// Workload templates always encode; keep the function total anyway.
 		data = []byte(fmt.Sprintf("%#v", yad.Spec.WorkloadTemplate))
 	}
-	if c := yad.Status.CollisionCount; c != nil && *c > 0 {
-		data = append(data, '/')
-		data = strconv.AppendInt(data, int64(*c), 10)
-	}
-	return stablehash.Bytes(data)
+	return history.Hash(data, yad.Status.CollisionCount)
 }
 
 // RevisionName returns the name of the ControllerRevision of the current template, "<yad>-<Revision>",
@@ -62,10 +57,5 @@ func Revision(yad *v1alpha1.YurtAppDaemon) string {
 // but the function stays total), the name is cut to 52 characters and the suffix becomes a hash of the
 // full name and the revision, so two long names with a common prefix still get different revisions.
 func RevisionName(yad *v1alpha1.YurtAppDaemon) string {
-	rev := Revision(yad)
-	name := yad.Name + "-" + rev
-	if len(name) <= labelValueMaxLength {
-		return name
-	}
-	return truncate(yad.Name, labelValueMaxLength-1-stablehash.Length) + "-" + stablehash.String(yad.Name+"/"+rev)
+	return history.Name(yad.Name, Revision(yad), truncate)
 }
