@@ -350,7 +350,9 @@ func containerStatuses(pod *corev1.Pod, current []corev1.ContainerStatus, now me
 			status = *old.DeepCopy()
 			status.Ready = true
 		case old != nil:
-			// The image changed in place: the kubelet kills the container and starts the new image.
+			// The image changed in place: the kubelet kills the container and starts the new image, with
+			// the resources it runs with (a resize alongside is reported by resize).
+			status.Resources = old.Resources.DeepCopy()
 			status.RestartCount = old.RestartCount + 1
 			status.ContainerID = containerID(pod, c.Name, status.RestartCount)
 			if old.State.Running != nil {
