@@ -61,8 +61,8 @@ e2e: build
 BENCH_FLAGS ?=
 bench: build
 	tools_dir=$$(./hack/build-tools.sh | tail -n 1); \
-	$(GO) build -o $(BIN_DIR)/bench ./test/bench && \
-	$(BIN_DIR)/bench --tools-dir "$$tools_dir" --server-binary $(BIN_DIR)/tapp-apiserver --out $(OUTPUT_DIR)/bench \
+	$(GO) build -o $(BIN_DIR)/tapp-bench ./cmd/tapp-bench && \
+	$(BIN_DIR)/tapp-bench --tools-dir "$$tools_dir" --server-binary $(BIN_DIR)/tapp-apiserver --out $(OUTPUT_DIR)/bench \
 		--command "make bench$(if $(BENCH_FLAGS), BENCH_FLAGS='$(BENCH_FLAGS)')" $(BENCH_FLAGS)
 
 ## chaos: the chaos suite on a local cluster (SIGKILLs of tapp-apiserver during rollouts and under write load,

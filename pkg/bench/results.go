@@ -1,4 +1,4 @@
-package main
+package bench
 
 // Results is the document written to _output/bench/results.json. docs/benchmarks.md describes every field.
 type Results struct {

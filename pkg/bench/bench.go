@@ -1,4 +1,4 @@
-// Command bench measures tapp-apiserver on the local cluster of pkg/localcluster (the cluster of
+// Package bench measures tapp-apiserver on the local cluster of pkg/localcluster (the cluster of
 // hack/local-up.sh and the end-to-end suite) and writes _output/bench/results.json and results.md:
 //
 //  1. API path: create, get, update, list and watch latency of the same TApp through kube-apiserver's
@@ -13,7 +13,7 @@
 // Sections 1-2 run on a cluster whose tapp-apiserver runs no controllers (the CRD has none either);
 // sections 3-5 on a second, fresh cluster with the controllers. Run it with `make bench`; docs/benchmarks.md
 // explains the method and records the latest run.
-package main
+package bench
 
 import (
 	"context"
@@ -74,7 +74,9 @@ type bench struct {
 	dyn          dynamic.Interface
 }
 
-func main() {
+// Main parses the command line (flag.CommandLine), runs the benchmark or renders a results.json, and
+// returns the process's exit code.
+func Main() int {
 	var opts options
 	var sections string
 	var qps float64
@@ -104,11 +106,11 @@ func main() {
 			var res Results
 			if err = json.Unmarshal(data, &res); err == nil {
 				fmt.Print(renderMarkdown(&res))
-				return
+				return 0
 			}
 		}
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
-		os.Exit(1)
+		return 1
 	}
 	opts.controllerQPS = float32(qps)
 	if extra != "" {
@@ -120,15 +122,16 @@ func main() {
 	}
 	if opts.toolsDir == "" {
 		fmt.Fprintln(os.Stderr, "bench: --tools-dir is required (the directory printed by hack/build-tools.sh); run `make bench`")
-		os.Exit(2)
+		return 2
 	}
 	if opts.command == "" {
 		opts.command = strings.Join(os.Args, " ")
 	}
 	if err := run(opts); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 func logf(format string, args ...interface{}) {
