@@ -8,6 +8,7 @@
 //  3. scale-up 0→1000 Ready pods and 1000→0: TApp, StatefulSet (Parallel), Deployment and a bare client
 //     at the controllers' client rate limit;
 //  4. rolling image update of 1000 instances at maxUnavailable 25%: TApp in place, StatefulSet, Deployment;
+//     4b. ("resize") a change of the container resources of 1000 instances: TApp in place, StatefulSet;
 //  5. YurtAppDaemon fan-out over 100 NodePools.
 //
 // Sections 1-2 run on a cluster whose tapp-apiserver runs no controllers (the CRD has none either);
@@ -84,7 +85,7 @@ func Main() int {
 	flag.StringVar(&opts.serverBinary, "server-binary", "bin/tapp-apiserver", "the tapp-apiserver binary")
 	flag.StringVar(&opts.outDir, "out", "_output/bench", "where results.json, results.md and the clusters' files go")
 	flag.Float64Var(&opts.scale, "scale", 1, "multiplies every count (operations, objects, pods, pools); 1 is the full run")
-	flag.StringVar(&sections, "sections", "memory,api,admission,workloads,rollout,fanout", "sections to run")
+	flag.StringVar(&sections, "sections", "memory,api,admission,workloads,rollout,resize,fanout", "sections to run")
 	flag.Float64Var(&qps, "controller-qps", 100, "client QPS of tapp-apiserver's controllers, kube-controller-manager and the bare client")
 	flag.IntVar(&opts.controllerBurst, "controller-burst", 200, "client burst of the same")
 	flag.IntVar(&opts.controllerWorkers, "controller-workers", 5, "tapp-apiserver --controller-workers (kube-controller-manager's concurrent syncs default to 5)")
@@ -231,7 +232,7 @@ func run(opts options) error {
 			b.fail("admission section: %v", err)
 		}
 	}
-	if opts.sections["workloads"] || opts.sections["rollout"] || opts.sections["fanout"] {
+	if opts.sections["workloads"] || opts.sections["rollout"] || opts.sections["resize"] || opts.sections["fanout"] {
 		cfg := base
 		cfg.WorkDir = filepath.Join(opts.outDir, "cluster-workloads")
 		cfg.ServerArgs = serverArgs
@@ -381,7 +382,7 @@ func (b *bench) admissionSection(ctx context.Context) error {
 	return nil
 }
 
-// workloadSections runs sections 3, 4 and 5.
+// workloadSections runs sections 3, 4, 4b and 5.
 func (b *bench) workloadSections(ctx context.Context) error {
 	if b.opts.sections["workloads"] || b.opts.sections["rollout"] {
 		ups, downs, rolls, err := b.runWorkloads(ctx, b.opts.sections["rollout"])
@@ -389,6 +390,13 @@ func (b *bench) workloadSections(ctx context.Context) error {
 			b.fail("workloads: %v", err)
 		}
 		b.res.ScaleUp, b.res.ScaleDown, b.res.RollingUpdate = ups, downs, rolls
+	}
+	if b.opts.sections["resize"] {
+		runs, err := b.runResize(ctx)
+		if err != nil {
+			b.fail("resize: %v", err)
+		}
+		b.res.Resize = runs
 	}
 	if b.opts.sections["fanout"] {
 		registered := false

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -14,8 +15,8 @@ import (
 )
 
 // podTracker follows the pods of one namespace through a watch and keeps the counts the workload
-// benchmarks wait on, the first time each pod was seen Ready (on an image), and the largest number of
-// unavailable replicas seen while tracking it.
+// benchmarks wait on, the first time each pod was seen Ready (on an image and, for a resize, reporting the
+// marked resources), and the largest number of unavailable replicas seen while tracking it.
 type podTracker struct {
 	mu   sync.Mutex
 	pods map[types.UID]podState
@@ -26,6 +27,8 @@ type podTracker struct {
 	// readyAt is when a pod name was first seen Ready on readyImage, since the tracker's mark.
 	readyAt    map[string]time.Time
 	readyImage string
+	// readyResources, when set, is the resourcesKey a pod's spec and reported status must have as well.
+	readyResources string
 	// goneAt is when each pod was seen deleted.
 	goneAt []time.Time
 	// desired is the replica count for maxUnavailable; negative while not measuring.
@@ -39,6 +42,28 @@ type podState struct {
 	deleting bool
 	image    string // spec image of the first container
 	running  string // image the (simulated) kubelet reports for the first container
+	// resources and reported are the resourcesKey of the first container's spec and of what the kubelet
+	// reports for it; restarts is its restartCount.
+	resources, reported string
+	restarts            int32
+}
+
+// resourcesKey names the cpu and memory requests and limits of a container, whatever the quantities' format.
+func resourcesKey(r corev1.ResourceRequirements) string {
+	cpu := func(q *resource.Quantity) string {
+		return resource.NewMilliQuantity(q.MilliValue(), resource.DecimalSI).String()
+	}
+	memory := func(q *resource.Quantity) string { return resource.NewQuantity(q.Value(), resource.BinarySI).String() }
+	return fmt.Sprintf("requests cpu %s memory %s, limits cpu %s memory %s",
+		cpu(r.Requests.Cpu()), memory(r.Requests.Memory()), cpu(r.Limits.Cpu()), memory(r.Limits.Memory()))
+}
+
+// onTarget says whether a pod runs what the tracker's mark waits for.
+func (t *podTracker) onTarget(s podState) bool {
+	if t.readyImage == "" || s.image != t.readyImage || s.running != t.readyImage {
+		return false
+	}
+	return t.readyResources == "" || (s.resources == t.readyResources && s.reported == t.readyResources)
 }
 
 func startPodTracker(ctx context.Context, client kubernetes.Interface, namespace string) (*podTracker, error) {
@@ -79,9 +104,14 @@ func (t *podTracker) observe(obj interface{}, deleted bool) {
 	s := podState{name: pod.Name, deleting: pod.DeletionTimestamp != nil}
 	if len(pod.Spec.Containers) > 0 {
 		s.image = pod.Spec.Containers[0].Image
+		s.resources = resourcesKey(pod.Spec.Containers[0].Resources)
 	}
 	if len(pod.Status.ContainerStatuses) > 0 {
-		s.running = pod.Status.ContainerStatuses[0].Image
+		cs := pod.Status.ContainerStatuses[0]
+		s.running, s.restarts = cs.Image, cs.RestartCount
+		if cs.Resources != nil {
+			s.reported = resourcesKey(*cs.Resources)
+		}
 	}
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
@@ -109,7 +139,7 @@ func (t *podTracker) observe(obj interface{}, deleted bool) {
 			t.live++
 			if s.ready {
 				t.ready++
-				if t.readyImage != "" && s.image == t.readyImage && s.running == t.readyImage {
+				if t.onTarget(s) {
 					if _, seen := t.readyAt[s.name]; !seen {
 						t.readyAt[s.name] = now
 					}
@@ -126,17 +156,20 @@ func (t *podTracker) observe(obj interface{}, deleted bool) {
 
 // mark starts a measurement: pods are timed when Ready on image, and unavailability is measured against
 // desired (negative: not measured).
-func (t *podTracker) mark(image string, desired int) {
+func (t *podTracker) mark(image string, desired int) { t.markResources(image, "", desired) }
+
+// markResources is mark for pods that must also run with the resources of resourcesKey (empty: any).
+func (t *podTracker) markResources(image, resources string, desired int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.readyImage = image
+	t.readyImage, t.readyResources = image, resources
 	t.readyAt = map[string]time.Time{}
 	t.goneAt = nil
 	t.desired, t.maxUnavailable = desired, 0
 	// Pods already Ready on the image count from the mark.
 	now := time.Now()
 	for _, s := range t.pods {
-		if !s.deleting && s.ready && image != "" && s.image == image && s.running == image {
+		if !s.deleting && s.ready && t.onTarget(s) {
 			t.readyAt[s.name] = now
 		}
 	}
@@ -151,7 +184,7 @@ func (t *podTracker) snapshot() trackerSnapshot {
 	defer t.mu.Unlock()
 	s := trackerSnapshot{live: t.live, ready: t.ready, all: t.all, maxUnavailable: t.maxUnavailable}
 	for _, p := range t.pods {
-		if !p.deleting && p.ready && p.image == t.readyImage && p.running == t.readyImage {
+		if !p.deleting && p.ready && t.onTarget(p) {
 			s.readyOnImage++
 		}
 	}
@@ -165,6 +198,19 @@ func (t *podTracker) uids() map[types.UID]bool {
 	for uid, p := range t.pods {
 		if !p.deleting {
 			out[uid] = true
+		}
+	}
+	return out
+}
+
+// restartCounts are the restartCount of the first container of every pod not being deleted.
+func (t *podTracker) restartCounts() map[types.UID]int32 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := map[types.UID]int32{}
+	for uid, p := range t.pods {
+		if !p.deleting {
+			out[uid] = p.restarts
 		}
 	}
 	return out

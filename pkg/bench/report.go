@@ -191,6 +191,24 @@ func renderMarkdown(res *Results) string {
 		}
 		p("\n")
 	}
+	if len(res.Resize) > 0 {
+		r0 := res.Resize[0]
+		p("### 4b. In-place resource resize (maxUnavailable %s)\n\n", r0.MaxUnavailable)
+		p("Container resources %s → %s (Burstable both; resizePolicy NotRequired for cpu and memory).\n\n", r0.ResourcesBefore, r0.ResourcesAfter)
+		p("| kind | time (s) | speed-up vs StatefulSet | pods kept (restarts) | pods recreated | max unavailable observed | instance done p50 / p99 (s) | kube-apiserver CPU ms per instance | kube-apiserver writes per instance | CPU s: tapp-apiserver / kube-apiserver / KCM |\n|---|---|---|---|---|---|---|---|---|---|\n")
+		for _, r := range res.Resize {
+			p("| %s | %s | %.2f× | %d (%d) | %d | %d | %.2f / %.2f | %.2f | %.2f | %.1f / %.1f / %.1f |\n", r.Kind, doneText(r.Seconds, r.Completed), r.SpeedupVsStatefulSet,
+				r.PodsKept, r.ContainerRestarts, r.PodsRecreated, r.MaxUnavailableObserved, r.InstanceLatencyMs.P50/1000, r.InstanceLatencyMs.P99/1000,
+				r.KubeAPIServerCPUMsPerInstance, r.KubeAPIWritesPerInstance, r.ServerCPUSeconds, r.KubeAPIServerCPUSeconds, r.ControllerManagerCPUSeconds)
+		}
+		p("\nN = %d. Write requests kube-apiserver received during the resize (events, leases and endpoints left out):\n\n", r0.Replicas)
+		p("| kind | writes | of which 409 Conflict | by verb and resource |\n|---|---|---|---|\n")
+		for _, r := range res.Resize {
+			total, conflicts, parts := writesSummary(r.KubeAPIWrites)
+			p("| %s | %d | %d | %s |\n", r.Kind, total, conflicts, parts)
+		}
+		p("\n")
+	}
 	if f := res.FanOut; f != nil {
 		p("### 5. YurtAppDaemon fan-out (%d NodePools)\n\n", f.NodePools)
 		if !f.Registered {

@@ -23,7 +23,10 @@ type Results struct {
 	ScaleUp       []WorkloadRun  `json:"scaleUp,omitempty"`
 	ScaleDown     []WorkloadRun  `json:"scaleDown,omitempty"`
 	RollingUpdate []RolloutRun   `json:"rollingUpdate,omitempty"`
-	FanOut        *FanOutResult  `json:"fanOut,omitempty"`
+	// Resize is section 4b: a change of the template's container resources, TApp in place against a
+	// StatefulSet's recreation.
+	Resize []ResizeRun   `json:"resize,omitempty"`
+	FanOut *FanOutResult `json:"fanOut,omitempty"`
 	// Targets are the issue's targets with the measured value and whether each is met.
 	Targets []Target `json:"targets"`
 	// Errors are problems that did not stop the run (a section that failed, a wait that timed out).
@@ -177,6 +180,39 @@ type RolloutRun struct {
 	ControllerManagerCPUSeconds float64        `json:"controllerManagerCPUSeconds"`
 	KubeAPIWrites               map[string]int `json:"kubeAPIWrites,omitempty"`
 	TAppAPIWrites               map[string]int `json:"tappAPIWrites,omitempty"`
+}
+
+// ResizeRun is one change of the template's container resources of one kind (section 4b).
+type ResizeRun struct {
+	Kind           string `json:"kind"`
+	Replicas       int    `json:"replicas"`
+	MaxUnavailable string `json:"maxUnavailable"`
+	// ResourcesBefore and ResourcesAfter are the container's requests and limits before and after.
+	ResourcesBefore string `json:"resourcesBefore"`
+	ResourcesAfter  string `json:"resourcesAfter"`
+	// Seconds: from the template update until every pod is Ready and reports the new resources in
+	// status.containerStatuses[].resources.
+	Seconds float64 `json:"seconds"`
+	// PodsKept counts live pods at the end whose UID was there at the start, ContainerRestarts the growth of
+	// their restartCount, PodsRecreated the live pods whose UID is new.
+	PodsKept          int `json:"podsKept"`
+	ContainerRestarts int `json:"containerRestarts"`
+	PodsRecreated     int `json:"podsRecreated"`
+	// MaxUnavailableObserved is the largest replicas − ready seen by the pod watch.
+	MaxUnavailableObserved int `json:"maxUnavailableObserved"`
+	// InstanceLatencyMs: per instance (pod name), from the start until it is Ready on the new resources.
+	InstanceLatencyMs           Latency `json:"instanceLatencyMs"`
+	SpeedupVsStatefulSet        float64 `json:"speedupVsStatefulSet,omitempty"`
+	Completed                   bool    `json:"completed"`
+	ServerCPUSeconds            float64 `json:"tappAPIServerCPUSeconds"`
+	KubeAPIServerCPUSeconds     float64 `json:"kubeAPIServerCPUSeconds"`
+	ControllerManagerCPUSeconds float64 `json:"controllerManagerCPUSeconds"`
+	// KubeAPIServerCPUMsPerInstance and KubeAPIWritesPerInstance divide kube-apiserver's CPU time and its
+	// write requests (as counted in the writes table) by Replicas.
+	KubeAPIServerCPUMsPerInstance float64        `json:"kubeAPIServerCPUMsPerInstance"`
+	KubeAPIWritesPerInstance      float64        `json:"kubeAPIWritesPerInstance"`
+	KubeAPIWrites                 map[string]int `json:"kubeAPIWrites,omitempty"`
+	TAppAPIWrites                 map[string]int `json:"tappAPIWrites,omitempty"`
 }
 
 // FanOutResult is section 5.
