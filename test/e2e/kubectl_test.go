@@ -94,7 +94,7 @@ func TestKubectlTApp(t *testing.T) {
 		}
 		tb := parseTable(t, mustKubectl(t, "get", "-n", ns, "tapp", "example-tapp", "-o", "wide"))
 		// As for built-in workloads, AGE comes after the default columns and before the wide ones.
-		tb.requireHeader(t, "NAME", "DESIRED", "CURRENT", "READY", "APPSTATUS", "AGE", "IMAGES", "SELECTOR")
+		tb.requireHeader(t, "NAME", "DESIRED", "CURRENT", "READY", "APPSTATUS", "AGE", "IMAGES", "SELECTOR", "AVAILABLE", "REVISION")
 		if got := tb.cell(t, "example-tapp", "IMAGES"); got != "nginx:1.7.9" {
 			t.Errorf("IMAGES = %q, want nginx:1.7.9", got)
 		}

@@ -131,6 +131,8 @@ func TestTableOutput(t *testing.T) {
 		{"Age", "string", 0},
 		{"Images", "string", 1},
 		{"Selector", "string", 1},
+		{"Available", "integer", 1},
+		{"Revision", "string", 1},
 	})
 	if len(table.Rows) != 2 {
 		t.Errorf("tapps table has %d rows, want 2", len(table.Rows))
@@ -139,9 +141,9 @@ func TestTableOutput(t *testing.T) {
 		t.Errorf("list table has no resourceVersion")
 	}
 	checkCells(t, "tapp web", rowByName(t, table, "web"),
-		[]interface{}{"web", int64(3), int64(3), int64(2), "Running"}, []interface{}{"nginx:1.7.9", "app=web"})
+		[]interface{}{"web", int64(3), int64(3), int64(2), "Running"}, []interface{}{"nginx:1.7.9", "app=web", int64(0), "<none>"})
 	checkCells(t, "tapp canary", rowByName(t, table, "canary"),
-		[]interface{}{"canary", int64(1), int64(0), int64(0), "<none>"}, []interface{}{"nginx:next", "app=canary"})
+		[]interface{}{"canary", int64(1), int64(0), int64(0), "<none>"}, []interface{}{"nginx:next", "app=canary", int64(0), "<none>"})
 
 	// A single object, with the object embedded as metadata.
 	single := getTable(t, rc.Get().AbsPath(fmt.Sprintf("/apis/apps.tkestack.io/v1/namespaces/%s/tapps/web", ns)))
@@ -149,7 +151,7 @@ func TestTableOutput(t *testing.T) {
 		t.Fatalf("single tapp table has %d rows, want 1", len(single.Rows))
 	}
 	checkCells(t, "single tapp web", rowByName(t, single, "web"),
-		[]interface{}{"web", int64(3), int64(3), int64(2), "Running"}, []interface{}{"nginx:1.7.9", "app=web"})
+		[]interface{}{"web", int64(3), int64(3), int64(2), "Running"}, []interface{}{"nginx:1.7.9", "app=web", int64(0), "<none>"})
 	var partial metav1.PartialObjectMetadata
 	if err := json.Unmarshal(single.Rows[0].Object.Raw, &partial); err != nil {
 		t.Fatalf("decoding row object: %v", err)
@@ -235,5 +237,5 @@ func TestTableOutput(t *testing.T) {
 	// Table output of the status subresource matches the main resource.
 	table = getTable(t, rc.Get().AbsPath(fmt.Sprintf("/apis/apps.tkestack.io/v1/namespaces/%s/tapps/web/status", ns)))
 	checkCells(t, "tapp web status", rowByName(t, table, "web"),
-		[]interface{}{"web", int64(3), int64(3), int64(2), "Running"}, []interface{}{"nginx:1.7.9", "app=web"})
+		[]interface{}{"web", int64(3), int64(3), int64(2), "Running"}, []interface{}{"nginx:1.7.9", "app=web", int64(0), "<none>"})
 }

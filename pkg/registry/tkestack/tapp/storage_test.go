@@ -190,7 +190,7 @@ func TestStorageCreateScaleStatus(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if len(table.ColumnDefinitions) != 8 || table.ColumnDefinitions[1].Name != "Desired" || table.Rows[0].Cells[1] != int64(5) {
+		if len(table.ColumnDefinitions) != 10 || table.ColumnDefinitions[1].Name != "Desired" || table.Rows[0].Cells[1] != int64(5) {
 			t.Errorf("%s table = %+v, want the TApp columns", name, table)
 		}
 	}

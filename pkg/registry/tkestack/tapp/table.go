@@ -11,7 +11,7 @@ import (
 )
 
 // tableConvertor prints TApps for kubectl get: NAME DESIRED CURRENT READY APPSTATUS AGE, and with -o wide
-// the default template's images and the selector.
+// the default template's images, the selector, the available instances and the update revision.
 var tableConvertor = registry.TableConvertor{
 	Columns: []metav1.TableColumnDefinition{
 		{Name: "Desired", Type: "integer", Description: "spec.replicas: the desired number of instances."},
@@ -20,16 +20,15 @@ var tableConvertor = registry.TableConvertor{
 		{Name: "AppStatus", Type: "string", Description: "status.appStatus: the state of the TApp."},
 		{Name: "Images", Type: "string", Priority: 1, Description: "Images of the default template."},
 		{Name: "Selector", Type: "string", Priority: 1, Description: "The label selector of the pods."},
+		{Name: "Available", Type: "integer", Priority: 1, Description: "status.availableReplicas: instances ready for at least spec.minReadySeconds."},
+		{Name: "Revision", Type: "string", Priority: 1, Description: "status.updateRevision: the ControllerRevision of the current templates."},
 	},
 	Row: func(obj runtime.Object) ([]interface{}, error) {
 		tapp, ok := obj.(*tkestack.TApp)
 		if !ok {
 			return nil, registry.ObjectTypeError("TApp", obj)
 		}
-		appStatus := string(tapp.Status.AppStatus)
-		if appStatus == "" {
-			appStatus = "<none>"
-		}
+		appStatus := orNone(string(tapp.Status.AppStatus))
 		return []interface{}{
 			int64(tapp.Spec.Replicas),
 			int64(tapp.Status.Replicas),
@@ -37,6 +36,8 @@ var tableConvertor = registry.TableConvertor{
 			appStatus,
 			images(tapp, tapp.Spec.DefaultTemplateName),
 			registry.SelectorString(tapp.Spec.Selector),
+			int64(tapp.Status.AvailableReplicas),
+			orNone(tapp.Status.UpdateRevision),
 		}, nil
 	},
 }
@@ -52,4 +53,12 @@ func images(tapp *tkestack.TApp, name string) string {
 		out = append(out, c.Image)
 	}
 	return strings.Join(out, ",")
+}
+
+// orNone prints an empty value as kubectl does.
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
 }

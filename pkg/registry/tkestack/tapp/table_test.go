@@ -24,10 +24,10 @@ func TestTableColumns(t *testing.T) {
 			wide = append(wide, c.Name)
 		}
 	}
-	if want := []string{"Name", "Desired", "Current", "Ready", "AppStatus", "Age", "Images", "Selector"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"Name", "Desired", "Current", "Ready", "AppStatus", "Age", "Images", "Selector", "Available", "Revision"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("columns = %v, want %v", names, want)
 	}
-	if want := []string{"Images", "Selector"}; !reflect.DeepEqual(wide, want) {
+	if want := []string{"Images", "Selector", "Available", "Revision"}; !reflect.DeepEqual(wide, want) {
 		t.Errorf("wide columns = %v, want %v", wide, want)
 	}
 	if len(table.Rows) != 1 || len(table.Rows[0].Cells) != len(table.ColumnDefinitions) {
@@ -52,24 +52,28 @@ func TestTableRows(t *testing.T) {
 		want   []interface{}
 	}{
 		{name: "default template", mutate: func(*tkestack.TApp) {},
-			want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "<unknown>", "nginx:1", "app=x"}},
+			want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "<unknown>", "nginx:1", "app=x", int64(0), "<none>"}},
 		{name: "default template name points into the pool", mutate: func(a *tkestack.TApp) { a.Spec.DefaultTemplateName = "canary" },
-			want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "<unknown>", "nginx:2", "app=x"}},
+			want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "<unknown>", "nginx:2", "app=x", int64(0), "<none>"}},
 		{name: "empty default template name", mutate: func(a *tkestack.TApp) { a.Spec.DefaultTemplateName = "" },
-			want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "<unknown>", "nginx:1", "app=x"}},
+			want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "<unknown>", "nginx:1", "app=x", int64(0), "<none>"}},
 		{name: "pool entry named default is ignored", mutate: func(a *tkestack.TApp) {
 			a.Spec.TemplatePool["default"] = testPodTemplate("shadow:1")
-		}, want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "<unknown>", "nginx:1", "app=x"}},
+		}, want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "<unknown>", "nginx:1", "app=x", int64(0), "<none>"}},
 		{name: "unknown default template name", mutate: func(a *tkestack.TApp) { a.Spec.DefaultTemplateName = "missing" },
-			want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "<unknown>", "nginx:1", "app=x"}},
+			want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "<unknown>", "nginx:1", "app=x", int64(0), "<none>"}},
 		{name: "several containers", mutate: func(a *tkestack.TApp) { a.Spec.Template = twoContainers },
-			want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "<unknown>", "nginx:1,busybox", "app=x"}},
+			want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "<unknown>", "nginx:1,busybox", "app=x", int64(0), "<none>"}},
+		{name: "available instances and update revision", mutate: func(a *tkestack.TApp) {
+			a.Status.AvailableReplicas = 1
+			a.Status.UpdateRevision = "web-5d8f7c9b4"
+		}, want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "<unknown>", "nginx:1", "app=x", int64(1), "web-5d8f7c9b4"}},
 		{name: "no containers, no status, no selector", mutate: func(a *tkestack.TApp) {
 			a.Spec.Template.Spec.Containers = nil
 			a.Spec.Selector = nil
 			a.Spec.Replicas = 0
 			a.Status = tkestack.TAppStatus{}
-		}, want: []interface{}{"web", int64(0), int64(0), int64(0), "<none>", "<unknown>", "", "<none>"}},
+		}, want: []interface{}{"web", int64(0), int64(0), int64(0), "<none>", "<unknown>", "", "<none>", int64(0), "<none>"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tapp := validTApp()
