@@ -57,6 +57,9 @@ type Config struct {
 	// HA runs the HA form (ha.go): three etcd members for tapp-apiserver's storage and two tapp-apiserver
 	// replicas behind one Service whose EndpointSlices list both, kube-apiserver routing to endpoints.
 	HA bool
+	// NodeCost, when set, makes the pod simulator model what a node spends on each pod (NodeCostModel);
+	// nil: pods start at once.
+	NodeCost *NodeCostModel
 	// Log receives progress lines; nil discards them.
 	Log func(format string, args ...interface{})
 }
