@@ -16,3 +16,14 @@ type NodeCostModel struct {
 	// VolumeAttach is spent once per pod for each persistentVolumeClaim volume, before its containers start.
 	VolumeAttach time.Duration
 }
+
+// PublishedNodeCost is the node cost model whose parameters follow published Kubernetes measurements; each
+// value and its source are given in docs/benchmarks.md ("Node cost model").
+func PublishedNodeCost() NodeCostModel {
+	return NodeCostModel{
+		SandboxCreate:  500 * time.Millisecond,
+		ImagePull:      3 * time.Second,
+		ContainerStart: 200 * time.Millisecond,
+		VolumeAttach:   10 * time.Second,
+	}
+}
