@@ -42,10 +42,11 @@ var (
 // Updater performs the API writes of in-place updates. Every write is a patch built from a deep copy; the pods
 // passed in (typically informer cache objects) are never modified.
 //
-// The gate writes of Begin and EnsureReadinessGateTrue carry the resourceVersion of the pod they were computed
-// from; they only touch the ReadinessGate condition, so on Conflict they re-read the pod from the API server
-// and retry a few times. Apply carries the pod's UID instead (see SpecPatch) and does not retry; Complete's
-// single status write is bound to the UID and to the state annotation it saw.
+// The gate writes of Begin and InitReadinessGate are bound to the pod's UID and set only the ReadinessGate
+// condition; EnsureReadinessGateTrue, which must not race an update being begun, carries the resourceVersion
+// of the pod it was computed from and, on Conflict, re-reads the pod and retries a few times. Apply carries the
+// pod's UID (see SpecPatch) and does not retry; Complete's single status write is bound to the UID and to the
+// state annotation it saw.
 //
 // The caller must not run two updates of one pod at once, nor compute one from a view older than its own last
 // write (a controller's expectations do this): Apply's patch does not detect a concurrent change of images.
@@ -76,11 +77,34 @@ func (u *Updater) now() time.Time {
 // pod not Ready and endpoints drop it before its containers restart. It writes nothing else (in particular not
 // the Ready condition) and nothing at all if the condition is already False with that reason. A pod without the
 // readiness gate is returned unchanged. It returns the pod as written, to be passed to Apply.
+//
+// The write is one strategic merge patch of pods/status that sets only that condition (conditions merge by
+// type), bound to the pod's UID rather than its resourceVersion: setting the condition False is right whatever
+// else changed since the pod was read, so the kubelet's and the scheduler's status writes cannot make it fail
+// and it needs no re-read. If another pod now has the name, an error wrapping ErrPodReplaced is returned.
 func (u *Updater) Begin(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
 	if !HasReadinessGate(pod) {
 		return pod, nil
 	}
-	return u.setGate(ctx, pod, corev1.ConditionFalse, ReasonUpdating, "container images are being updated in place", nil)
+	cond, changed := gateCondition(pod, corev1.ConditionFalse, ReasonUpdating, "container images are being updated in place", u.now())
+	if !changed {
+		return pod, nil
+	}
+	if pod.UID == "" {
+		return nil, fmt.Errorf("pod %s/%s has no UID to use as a precondition", pod.Namespace, pod.Name)
+	}
+	data, err := conditionPatch(map[string]any{"uid": pod.UID}, cond)
+	if err != nil {
+		return nil, err
+	}
+	out, err := u.statusClient().CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{}, "status")
+	if err != nil {
+		if ownership.UIDRefused(err) {
+			return nil, fmt.Errorf("setting condition %s=False on pod %s/%s: %w (%v)", ReadinessGate, pod.Namespace, pod.Name, ErrPodReplaced, err)
+		}
+		return nil, fmt.Errorf("setting condition %s=False on pod %s/%s: %w", ReadinessGate, pod.Namespace, pod.Name, err)
+	}
+	return out, nil
 }
 
 // Apply applies u to the pod in place (see UpdatedPod for exactly what changes): first the resources, if any

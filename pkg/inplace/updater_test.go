@@ -284,18 +284,22 @@ func TestBeginWithoutReadinessGateWritesNothing(t *testing.T) {
 	}
 }
 
-func TestBeginRetriesConflictFromAFreshRead(t *testing.T) {
+// TestBeginIgnoresNewerStatusWrites: the kubelet wrote the status after the cache saw the pod. Begin's write is
+// bound to the pod's UID, not its resourceVersion: one patch, no re-read, and the kubelet's write is kept.
+func TestBeginIgnoresNewerStatusWrites(t *testing.T) {
 	pod := podFrom(template())
 	s := newAPIServer(t, pod)
-	// The kubelet wrote the status after our cache saw the pod.
 	s.kubelet(t, pod, func(p *corev1.Pod) { p.Status.ContainerStatuses[1].RestartCount = 3 })
 	u := &Updater{Client: s, Clock: testingclock.NewFakePassiveClock(t0)}
 
 	if _, err := u.Begin(context.Background(), pod); err != nil {
 		t.Fatal(err)
 	}
-	if len(s.patches) != 2 || s.gets != 1 {
-		t.Errorf("patches = %d, gets = %d; want a conflict, one read and a second patch", len(s.patches), s.gets)
+	if len(s.patches) != 1 || s.gets != 0 {
+		t.Errorf("patches = %d, gets = %d; want one patch and no read", len(s.patches), s.gets)
+	}
+	if strings.Contains(string(s.patches[0].data), "resourceVersion") || !strings.Contains(string(s.patches[0].data), string(pod.UID)) {
+		t.Errorf("patch %s: want the pod's UID as precondition and no resourceVersion", s.patches[0].data)
 	}
 	got := s.stored(t, pod)
 	if GateStatus(got) != corev1.ConditionFalse || got.Status.ContainerStatuses[1].RestartCount != 3 {
@@ -309,8 +313,8 @@ func TestBeginStopsWhenThePodWasReplaced(t *testing.T) {
 	s.kubelet(t, pod, func(p *corev1.Pod) { p.UID = "uid-2" }) // deleted and recreated under the same name
 	u := &Updater{Client: s, Clock: testingclock.NewFakePassiveClock(t0)}
 	_, err := u.Begin(context.Background(), pod)
-	if err == nil || apierrors.IsConflict(err) {
-		t.Fatalf("Begin error = %v, want a non-conflict error about the replaced pod", err)
+	if !errors.Is(err, ErrPodReplaced) {
+		t.Fatalf("Begin error = %v, want ErrPodReplaced", err)
 	}
 	if len(s.patches) != 1 || GateStatus(s.stored(t, pod)) != corev1.ConditionTrue {
 		t.Error("the new pod was written")

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -142,5 +143,47 @@ func TestFailuresConcurrent(t *testing.T) {
 	list[0].Message = "changed"
 	if reflect.DeepEqual(f.List(), list) || strings.Contains(fmt.Sprint(f.List()), "changed") {
 		t.Error("List shares its slice with the collector")
+	}
+}
+
+// TestSlowStartRunsABatchAtOnce: every call of a batch is in flight at the same time, however large the batch
+// (here up to 128 calls, twice MaxParallel): each call waits for all the others of its batch to arrive, and
+// fails if they do not within a few seconds.
+func TestSlowStartRunsABatchAtOnce(t *testing.T) {
+	const count = 255 // batches of 1, 2, 4, ..., 128
+	arrived := map[int]*sync.WaitGroup{}
+	var mu sync.Mutex
+	batchOf := func(i int) (start, size int) {
+		for start, size = 0, 1; i >= start+size; start, size = start+size, size*2 {
+		}
+		return start, size
+	}
+	var failed sync.Map
+	SlowStart(context.Background(), count, func(i int) bool {
+		start, size := batchOf(i)
+		mu.Lock()
+		wg, ok := arrived[start]
+		if !ok {
+			wg = &sync.WaitGroup{}
+			wg.Add(size)
+			arrived[start] = wg
+		}
+		mu.Unlock()
+		wg.Done()
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			failed.Store(start, size)
+		}
+		return true
+	})
+	failed.Range(func(start, size any) bool {
+		t.Errorf("the %v calls of the batch starting at %v were not in flight together", size, start)
+		return true
+	})
+	if len(arrived) != 8 {
+		t.Errorf("%d batches, want 8", len(arrived))
 	}
 }
