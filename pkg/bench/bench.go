@@ -6,14 +6,18 @@
 //  2. memory: tapp-apiserver's resident set holding 10k TApps against kube-apiserver's growth holding 10k
 //     objects of the CRD;
 //  3. scale-up 0→1000 Ready pods and 1000→0: TApp, StatefulSet (Parallel), Deployment and a bare client
-//     at the controllers' client rate limit;
-//  4. rolling image update of 1000 instances at maxUnavailable 25%: TApp in place, StatefulSet, Deployment;
+//     at the controllers' client rate limit, at each budget of --budgets (100/200 and 2000/2500);
+//  4. rolling image update of 1000 instances at maxUnavailable 25%: TApp in place, StatefulSet, Deployment,
+//     at each budget;
 //     4b. ("resize") a change of the container resources of 1000 instances: TApp in place, StatefulSet;
+//     4c. ("rollout-modelled") scale-up and rolling image update of TApp and StatefulSet on a cluster whose
+//     pod simulator models what a node spends on a pod (localcluster.PublishedNodeCost);
 //  5. YurtAppDaemon fan-out over 100 NodePools.
 //
 // Sections 1-2 run on a cluster whose tapp-apiserver runs no controllers (the CRD has none either);
-// sections 3-5 on a second, fresh cluster with the controllers. Run it with `make bench`; docs/benchmarks.md
-// explains the method and records the latest run.
+// sections 3-4 on a fresh cluster with the controllers per budget (the budget is a process flag), the first
+// of which also runs 4b and 5; 4c on a cluster of its own at the first budget. Run it with `make bench`;
+// docs/benchmarks.md explains the method and records the latest run.
 package bench
 
 import (
@@ -51,24 +55,26 @@ type options struct {
 	toolsDir, serverBinary, outDir string
 	scale                          float64
 	sections                       map[string]bool
-	controllerQPS                  float32
-	controllerBurst                int
-	controllerWorkers              int
-	listOps                        int
-	admissionOps                   int
-	pool5Ops                       int
-	profileSeconds                 int
-	listDuration                   time.Duration
-	repeats                        int
-	timeout                        time.Duration
-	command                        string
-	extraServerArgs                []string
+	// budgets are the controllers' client rate limits of sections 3 and 4, one workloads cluster each.
+	budgets           []Budget
+	controllerWorkers int
+	listOps           int
+	admissionOps      int
+	pool5Ops          int
+	profileSeconds    int
+	listDuration      time.Duration
+	repeats           int
+	timeout           time.Duration
+	command           string
+	extraServerArgs   []string
 }
 
 type bench struct {
 	opts    options
 	res     *Results
 	cluster *localcluster.Cluster
+	// profileTag names the current cluster in profile file names: its budget, and the variant if any.
+	profileTag string
 	// clientConfig is the admin through kube-apiserver with the benchmark's rate limit and JSON.
 	clientConfig *rest.Config
 	kube         kubernetes.Interface
@@ -80,22 +86,25 @@ type bench struct {
 func Main() int {
 	var opts options
 	var sections string
+	var budgets string
 	var qps float64
+	var burst int
 	flag.StringVar(&opts.toolsDir, "tools-dir", "", "directory with etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and kwok (hack/build-tools.sh)")
 	flag.StringVar(&opts.serverBinary, "server-binary", "bin/tapp-apiserver", "the tapp-apiserver binary")
 	flag.StringVar(&opts.outDir, "out", "_output/bench", "where results.json, results.md and the clusters' files go")
 	flag.Float64Var(&opts.scale, "scale", 1, "multiplies every count (operations, objects, pods, pools); 1 is the full run")
-	flag.StringVar(&sections, "sections", "memory,api,admission,workloads,rollout,resize,fanout", "sections to run")
-	flag.Float64Var(&qps, "controller-qps", 100, "client QPS of tapp-apiserver's controllers, kube-controller-manager and the bare client")
-	flag.IntVar(&opts.controllerBurst, "controller-burst", 200, "client burst of the same")
+	flag.StringVar(&sections, "sections", "memory,api,admission,workloads,rollout,resize,fanout,rollout-modelled", "sections to run")
+	flag.StringVar(&budgets, "budgets", "100/200,2000/2500", "client QPS/burst of tapp-apiserver's controllers, kube-controller-manager and the bare client: sections 3 and 4 run at each, on a cluster each; the first is also the budget of 4b, 4c and 5")
+	flag.Float64Var(&qps, "controller-qps", 0, "with --controller-burst, a single budget (overrides --budgets)")
+	flag.IntVar(&burst, "controller-burst", 0, "see --controller-qps")
 	flag.IntVar(&opts.controllerWorkers, "controller-workers", 5, "tapp-apiserver --controller-workers (kube-controller-manager's concurrent syncs default to 5)")
 	flag.IntVar(&opts.listOps, "list-ops", 100, "lists per list cell (each returns 1000 objects at scale 1)")
 	flag.IntVar(&opts.pool5Ops, "pool5-ops", 1000, "operations per cell of the pool5 shape (the tutorial shape always does 2000)")
 	flag.DurationVar(&opts.listDuration, "list-duration", 15*time.Second, "no list of a list cell starts after this")
-	flag.IntVar(&opts.profileSeconds, "profile", 0, "seconds of CPU profile of tapp-apiserver to take during the TApp scale-up and rolling update (0: none); written to <out>/profiles")
+	flag.IntVar(&opts.profileSeconds, "profile", 0, "seconds of CPU profile to take of kube-apiserver at the start of every kind's scale-up and rolling update, and of tapp-apiserver during TApp's, at each budget (0: none); written to <out>/profiles")
 	flag.IntVar(&opts.admissionOps, "admission-ops", 20, "creates per cell through the shipped admission chain (section 1b)")
 	flag.IntVar(&opts.repeats, "repeats", 3, "repeats of the fan-out variants")
-	flag.DurationVar(&opts.timeout, "timeout", 40*time.Minute, "bound of the whole run")
+	flag.DurationVar(&opts.timeout, "timeout", 60*time.Minute, "bound of the whole run")
 	flag.StringVar(&opts.command, "command", "", "the command to record (make bench sets it)")
 	var extra string
 	flag.StringVar(&extra, "server-args", "", "extra tapp-apiserver flags for both clusters, comma-separated (diagnostics; recorded in the results)")
@@ -113,7 +122,14 @@ func Main() int {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		return 1
 	}
-	opts.controllerQPS = float32(qps)
+	if qps > 0 || burst > 0 {
+		budgets = fmt.Sprintf("%g/%d", qps, burst)
+	}
+	var err error
+	if opts.budgets, err = parseBudgets(budgets); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		return 2
+	}
 	if extra != "" {
 		opts.extraServerArgs = strings.Split(extra, ",")
 	}
@@ -173,25 +189,18 @@ func run(opts options) error {
 	if err := os.MkdirAll(opts.outDir, 0o755); err != nil {
 		return err
 	}
-	serverArgs := []string{
-		fmt.Sprintf("--controller-kube-api-qps=%g", opts.controllerQPS),
-		fmt.Sprintf("--controller-kube-api-burst=%d", opts.controllerBurst),
-		fmt.Sprintf("--controller-workers=%d", opts.controllerWorkers),
-	}
+	primary := opts.budgets[0]
+	serverArgs := []string{fmt.Sprintf("--controller-workers=%d", opts.controllerWorkers)}
 	serverArgs = append(serverArgs, opts.extraServerArgs...)
 	// The API and memory cluster: no controllers (the CRD has none), and without the TAppPodTemplateDryRun
 	// admission plugin, whose cost section 1b measures on its own (see docs/benchmarks.md).
 	apiServerArgs := []string{noControllers, "--disable-admission-plugins=" + dryRunPlugin}
 	kubeAPIServerArgs := []string{"--feature-gates=MaxUnavailableStatefulSet=true"}
-	controllerManagerArgs := []string{
-		"--feature-gates=MaxUnavailableStatefulSet=true",
-		fmt.Sprintf("--kube-api-qps=%g", opts.controllerQPS),
-		fmt.Sprintf("--kube-api-burst=%d", opts.controllerBurst),
-	}
+	controllerManagerArgs := []string{"--feature-gates=MaxUnavailableStatefulSet=true"}
 	// The scheduler binds every pod of every kind: it must not be what the comparison measures.
 	schedulerArgs := []string{"--kube-api-qps=1000", "--kube-api-burst=2000"}
 	res := &Results{
-		SchemaVersion: 1,
+		SchemaVersion: 2,
 		Command:       opts.command,
 		Args:          os.Args[1:],
 		StartedAt:     started.UTC().Format(time.RFC3339),
@@ -199,7 +208,7 @@ func run(opts options) error {
 		Scale:         opts.scale,
 		Settings: Settings{
 			ClientQPS: clientQPS, ClientBurst: clientBurst,
-			ControllerQPS: opts.controllerQPS, ControllerBurst: opts.controllerBurst, ControllerWorkers: opts.controllerWorkers,
+			Budgets: opts.budgets, ControllerWorkers: opts.controllerWorkers,
 			ServerArgs: serverArgs, APIServerArgs: apiServerArgs,
 			KubeAPIServerArgs: kubeAPIServerArgs, ControllerManagerArgs: controllerManagerArgs, SchedulerArgs: schedulerArgs,
 			Nodes: 3,
@@ -212,32 +221,51 @@ func run(opts options) error {
 
 	base := localcluster.Config{
 		ToolsDir: opts.toolsDir, ServerBinary: opts.serverBinary, Nodes: 3,
-		KubeAPIServerArgs: kubeAPIServerArgs, ControllerManagerArgs: controllerManagerArgs, SchedulerArgs: schedulerArgs,
+		KubeAPIServerArgs: kubeAPIServerArgs, SchedulerArgs: schedulerArgs,
 		Log: func(format string, args ...interface{}) { logf("cluster: "+format, args...) },
+	}
+	// atBudget is base with tapp-apiserver's extra flags and both controller processes at budget.
+	atBudget := func(budget Budget, extra ...string) localcluster.Config {
+		cfg := base
+		cfg.ServerArgs = append(append(append([]string{}, serverArgs...), budget.serverArgs()...), extra...)
+		cfg.ControllerManagerArgs = append(append([]string{}, controllerManagerArgs...), budget.controllerManagerArgs()...)
+		return cfg
 	}
 
 	if opts.sections["memory"] || opts.sections["api"] {
-		cfg := base
+		cfg := atBudget(primary, apiServerArgs...)
 		cfg.WorkDir = filepath.Join(opts.outDir, "cluster-api")
-		cfg.ServerArgs = append(append([]string{}, serverArgs...), apiServerArgs...)
 		if err := b.withCluster(ctx, cfg, b.apiSections); err != nil {
 			b.fail("API and memory sections: %v", err)
 		}
 	}
 	if opts.sections["admission"] {
-		cfg := base
+		cfg := atBudget(primary, noControllers)
 		cfg.WorkDir = filepath.Join(opts.outDir, "cluster-admission")
-		cfg.ServerArgs = append(append([]string{}, serverArgs...), noControllers)
 		if err := b.withCluster(ctx, cfg, b.admissionSection); err != nil {
 			b.fail("admission section: %v", err)
 		}
 	}
-	if opts.sections["workloads"] || opts.sections["rollout"] || opts.sections["resize"] || opts.sections["fanout"] {
-		cfg := base
-		cfg.WorkDir = filepath.Join(opts.outDir, "cluster-workloads")
-		cfg.ServerArgs = serverArgs
-		if err := b.withCluster(ctx, cfg, b.workloadSections); err != nil {
-			b.fail("workload sections: %v", err)
+	for i, budget := range opts.budgets {
+		first := i == 0
+		if !opts.sections["workloads"] && !opts.sections["rollout"] && !(first && (opts.sections["resize"] || opts.sections["fanout"])) {
+			continue
+		}
+		cfg := atBudget(budget)
+		cfg.WorkDir = filepath.Join(opts.outDir, "cluster-workloads-"+budget.slug())
+		b.profileTag = budget.slug()
+		if err := b.withCluster(ctx, cfg, func(ctx context.Context) error { return b.workloadSections(ctx, budget, first) }); err != nil {
+			b.fail("workload sections at %s: %v", budget, err)
+		}
+	}
+	if opts.sections["rollout-modelled"] {
+		cost := localcluster.PublishedNodeCost()
+		cfg := atBudget(primary)
+		cfg.WorkDir = filepath.Join(opts.outDir, "cluster-rollout-modelled")
+		cfg.NodeCost = &cost
+		b.profileTag = "modelled-" + primary.slug()
+		if err := b.withCluster(ctx, cfg, func(ctx context.Context) error { return b.modelledRollout(ctx, cost, primary) }); err != nil {
+			b.fail("rollout under the modelled node cost: %v", err)
 		}
 	}
 	stopLoad()
@@ -382,14 +410,20 @@ func (b *bench) admissionSection(ctx context.Context) error {
 	return nil
 }
 
-// workloadSections runs sections 3, 4, 4b and 5.
-func (b *bench) workloadSections(ctx context.Context) error {
+// workloadSections runs sections 3 and 4 at the cluster's budget, and on the first budget's cluster 4b and 5.
+func (b *bench) workloadSections(ctx context.Context, budget Budget, first bool) error {
 	if b.opts.sections["workloads"] || b.opts.sections["rollout"] {
-		ups, downs, rolls, err := b.runWorkloads(ctx, b.opts.sections["rollout"])
+		kinds := []string{kindTApp, kindStatefulSet, kindDeployment, kindLimit}
+		ups, downs, rolls, err := b.runWorkloads(ctx, kinds, b.opts.sections["rollout"], budget)
 		if err != nil {
-			b.fail("workloads: %v", err)
+			b.fail("workloads at %s: %v", budget, err)
 		}
-		b.res.ScaleUp, b.res.ScaleDown, b.res.RollingUpdate = ups, downs, rolls
+		b.res.ScaleUp = append(b.res.ScaleUp, ups...)
+		b.res.ScaleDown = append(b.res.ScaleDown, downs...)
+		b.res.RollingUpdate = append(b.res.RollingUpdate, rolls...)
+	}
+	if !first {
+		return nil
 	}
 	if b.opts.sections["resize"] {
 		runs, err := b.runResize(ctx)
@@ -413,6 +447,46 @@ func (b *bench) workloadSections(ctx context.Context) error {
 	}
 	return nil
 }
+
+// modelledRollout is section 4c: TApp and StatefulSet scaled to N and rolled to a new image on a cluster
+// whose pod simulator models cost; the scale-ups are recorded too, the scale-downs are not.
+func (b *bench) modelledRollout(ctx context.Context, cost localcluster.NodeCostModel, budget Budget) error {
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	m := &ModelledRollout{NodeCost: NodeCostMs{
+		SandboxCreate: ms(cost.SandboxCreate), ImagePull: ms(cost.ImagePull),
+		ContainerStart: ms(cost.ContainerStart), VolumeAttach: ms(cost.VolumeAttach),
+	}}
+	b.res.RolloutModelled = m
+	ups, _, rolls, err := b.runWorkloads(ctx, []string{kindTApp, kindStatefulSet}, true, budget)
+	m.ScaleUp, m.RollingUpdate = ups, rolls
+	return err
+}
+
+// parseBudgets parses "qps/burst,qps/burst".
+func parseBudgets(s string) ([]Budget, error) {
+	var out []Budget
+	for _, part := range strings.Split(s, ",") {
+		var b Budget
+		if _, err := fmt.Sscanf(strings.TrimSpace(part), "%g/%d", &b.QPS, &b.Burst); err != nil || b.QPS <= 0 || b.Burst <= 0 {
+			return nil, fmt.Errorf("--budgets: %q is not qps/burst (both positive)", part)
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// serverArgs are tapp-apiserver's flags of the budget.
+func (b Budget) serverArgs() []string {
+	return []string{fmt.Sprintf("--controller-kube-api-qps=%g", b.QPS), fmt.Sprintf("--controller-kube-api-burst=%d", b.Burst)}
+}
+
+// controllerManagerArgs are kube-controller-manager's flags of the budget.
+func (b Budget) controllerManagerArgs() []string {
+	return []string{fmt.Sprintf("--kube-api-qps=%g", b.QPS), fmt.Sprintf("--kube-api-burst=%d", b.Burst)}
+}
+
+// slug names the budget in file names: "100-200".
+func (b Budget) slug() string { return fmt.Sprintf("%g-%d", b.QPS, b.Burst) }
 
 func writeResults(dir string, res *Results) error {
 	data, err := json.MarshalIndent(res, "", "  ")

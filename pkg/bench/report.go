@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // evaluateTargets checks the targets against the results.
@@ -51,26 +53,42 @@ func evaluateTargets(res *Results) []Target {
 		add(fmt.Sprintf("memory: tapp-apiserver RSS with %d TApps / kube-apiserver RSS growth with %d CRs", m.Objects, m.Objects),
 			"≤ 1.0×", "×", v, m.KubeAPIServer.GrowthRSSBytes > 0, v <= 1.0)
 	}
-	if up := findRun(res.ScaleUp, kindTApp); up != nil {
-		sts, limit := findRun(res.ScaleUp, kindStatefulSet), findRun(res.ScaleUp, kindLimit)
-		add("scale-up: TApp time / StatefulSet time", "≤ 1.0×", "×", up.TimeRatioToStatefulSet,
-			up.Completed && sts != nil && sts.Completed, up.TimeRatioToStatefulSet <= 1.0)
-		add("scale-up: TApp throughput / bare-client limit", "≥ 0.8×", "×", up.ThroughputRatioToLimit,
-			up.Completed && limit != nil && limit.Completed, up.ThroughputRatioToLimit >= 0.8)
-	}
-	for _, r := range res.RollingUpdate {
-		if r.Kind != kindTApp {
+	for _, budget := range budgetsOf(res) {
+		at := " at " + budget.String()
+		ups := runsAt(res.ScaleUp, budget)
+		if up := findRun(ups, kindTApp); up != nil {
+			sts, limit := findRun(ups, kindStatefulSet), findRun(ups, kindLimit)
+			stsDone := up.Completed && sts != nil && sts.Completed
+			add("scale-up"+at+": TApp time / StatefulSet time", "≤ 1.0×", "×", up.TimeRatioToStatefulSet, stsDone, up.TimeRatioToStatefulSet <= 1.0)
+			add("scale-up"+at+": TApp throughput / bare-client limit", "≥ 0.9×", "×", up.ThroughputRatioToLimit,
+				up.Completed && limit != nil && limit.Completed, up.ThroughputRatioToLimit >= 0.9)
+			goal := "≤ StatefulSet's"
+			if sts != nil {
+				goal = fmt.Sprintf("≤ %.2f s (StatefulSet's)", sts.AllCreatedSeconds)
+			}
+			add("scale-up"+at+": TApp all pods created", goal, "s", up.AllCreatedSeconds, stsDone, stsDone && up.AllCreatedSeconds <= sts.AllCreatedSeconds)
+		}
+		rolls := rollsAt(res.RollingUpdate, budget)
+		tapp, sts := findRoll(rolls, kindTApp), findRoll(rolls, kindStatefulSet)
+		if tapp == nil {
 			continue
 		}
-		var sts *RolloutRun
-		for i := range res.RollingUpdate {
-			if res.RollingUpdate[i].Kind == kindStatefulSet {
-				sts = &res.RollingUpdate[i]
-			}
+		stsDone := tapp.Completed && sts != nil && sts.Completed
+		var stsRoll RollRun
+		if sts != nil {
+			stsRoll = sts.RollRun
 		}
-		add("rolling update: TApp speed-up over StatefulSet", "≥ 3×", "×", r.SpeedupVsStatefulSet,
-			r.Completed && sts != nil && sts.Completed, r.SpeedupVsStatefulSet >= 3)
-		add("rolling update: TApp pods recreated", "0", "pods", float64(r.PodsRecreated), r.Completed, r.PodsRecreated == 0)
+		add("rolling update"+at+": TApp time / StatefulSet time", "≤ 1.0×", "×", ratio(tapp.Seconds, stsRoll.Seconds), stsDone, tapp.Seconds <= stsRoll.Seconds)
+		add("rolling update"+at+": TApp kube-apiserver CPU per updated instance",
+			fmt.Sprintf("≤ %.2f ms (StatefulSet's per recreated instance)", stsRoll.KubeAPIServerCPUMsPerInstance), "ms",
+			tapp.KubeAPIServerCPUMsPerInstance, stsDone, tapp.KubeAPIServerCPUMsPerInstance <= stsRoll.KubeAPIServerCPUMsPerInstance)
+		add("rolling update"+at+": TApp kube-apiserver writes per updated instance",
+			fmt.Sprintf("≤ %.2f (StatefulSet's per recreated instance)", stsRoll.KubeAPIWritesPerInstance), "writes",
+			tapp.KubeAPIWritesPerInstance, stsDone, tapp.KubeAPIWritesPerInstance <= stsRoll.KubeAPIWritesPerInstance)
+		add("rolling update"+at+": TApp pods recreated", "0", "pods", float64(tapp.PodsRecreated), tapp.Completed, tapp.PodsRecreated == 0)
+		allowed := allowedUnavailable(tapp.MaxUnavailable, tapp.Replicas)
+		add("rolling update"+at+": TApp max unavailable observed", fmt.Sprintf("≤ %d (%s of %d)", allowed, tapp.MaxUnavailable, tapp.Replicas), "pods",
+			float64(tapp.MaxUnavailableObserved), tapp.Completed, tapp.MaxUnavailableObserved <= allowed)
 	}
 	if f := res.FanOut; f != nil {
 		for _, v := range []struct {
@@ -91,6 +109,65 @@ func findCell(cells []*APICell, path, shape, verb string, conc int) *APICell {
 		}
 	}
 	return nil
+}
+
+// budgetsOf lists the budgets of the scale and rolling-update runs, in the order they ran.
+func budgetsOf(res *Results) []Budget {
+	var out []Budget
+	seen := map[Budget]bool{}
+	note := func(b Budget) {
+		if !seen[b] {
+			seen[b] = true
+			out = append(out, b)
+		}
+	}
+	for _, r := range res.ScaleUp {
+		note(r.Budget)
+	}
+	for _, r := range res.RollingUpdate {
+		note(r.Budget)
+	}
+	return out
+}
+
+func runsAt(runs []WorkloadRun, budget Budget) []WorkloadRun {
+	var out []WorkloadRun
+	for _, r := range runs {
+		if r.Budget == budget {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func rollsAt(runs []RolloutRun, budget Budget) []RolloutRun {
+	var out []RolloutRun
+	for _, r := range runs {
+		if r.Budget == budget {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func findRoll(runs []RolloutRun, kind string) *RolloutRun {
+	for i := range runs {
+		if runs[i].Kind == kind {
+			return &runs[i]
+		}
+	}
+	return nil
+}
+
+// allowedUnavailable is maxUnavailable ("25%" or "250") of replicas, rounded down as the workload
+// controllers do.
+func allowedUnavailable(maxUnavailable string, replicas int) int {
+	v := intstr.Parse(maxUnavailable)
+	n, err := intstr.GetScaledValueFromIntOrPercent(&v, replicas, false)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 func findRun(runs []WorkloadRun, kind string) *WorkloadRun {
@@ -146,60 +223,17 @@ func renderMarkdown(res *Results) string {
 		p("\nkube-apiserver grew by %s while the TApps were created directly on tapp-apiserver. Create time: TApps %.1f s, CRD objects %.1f s (concurrency 16).\n\n",
 			mib(mem.KubeAPIServerDuringTAppsBytes), mem.TAppCreateSeconds, mem.CRDCreateSeconds)
 	}
-	if len(res.ScaleUp) > 0 {
-		p("### 3. Scale-up and scale-down\n\n")
-		p("| kind | 0→N Ready (s) | all created (s) | pods/s | pod Ready p50 / p99 (s) | × StatefulSet time | × limit throughput | N→0 gone (s) | pods/s | × StatefulSet time | CPU s up: tapp-apiserver / kube-apiserver / KCM / scheduler / etcd / bench |\n")
-		p("|---|---|---|---|---|---|---|---|---|---|---|\n")
-		for i, up := range res.ScaleUp {
-			var down WorkloadRun
-			if i < len(res.ScaleDown) {
-				down = res.ScaleDown[i]
-			}
-			p("| %s | %s | %.2f | %.1f | %.2f / %.2f | %.2f | %.2f | %s | %.1f | %.2f | %.1f / %.1f / %.1f / %.1f / %.1f / %.1f |\n",
-				up.Kind, doneText(up.Seconds, up.Completed), up.AllCreatedSeconds, up.PodsPerSecond, up.PodLatencyMs.P50/1000, up.PodLatencyMs.P99/1000,
-				up.TimeRatioToStatefulSet, up.ThroughputRatioToLimit, doneText(down.Seconds, down.Completed), down.PodsPerSecond, down.TimeRatioToStatefulSet,
-				up.ServerCPUSeconds, up.KubeAPIServerCPUSeconds, up.ControllerManagerCPUSeconds, up.SchedulerCPUSeconds, up.EtcdCPUSeconds, up.BenchmarkProcessCPUSeconds)
-		}
-		p("\nN = %d.\n\n", res.ScaleUp[0].Replicas)
-	}
-	if len(res.RollingUpdate) > 0 {
-		p("### 4. Rolling image update (maxUnavailable %s)\n\n", rolloutMaxUnavailable)
-		p("| kind | time (s) | speed-up vs StatefulSet | pods recreated | max unavailable observed | instance done p50 / p99 (s) | CPU s: tapp-apiserver / kube-apiserver / KCM |\n|---|---|---|---|---|---|---|\n")
-		for _, r := range res.RollingUpdate {
-			p("| %s | %s | %.2f× | %d | %d | %.2f / %.2f | %.1f / %.1f / %.1f |\n", r.Kind, doneText(r.Seconds, r.Completed), r.SpeedupVsStatefulSet, r.PodsRecreated,
-				r.MaxUnavailableObserved, r.InstanceLatencyMs.P50/1000, r.InstanceLatencyMs.P99/1000, r.ServerCPUSeconds, r.KubeAPIServerCPUSeconds, r.ControllerManagerCPUSeconds)
-		}
-		p("\nN = %d.\n\n", res.RollingUpdate[0].Replicas)
-	}
-	if len(res.ScaleUp) > 0 {
-		p("**Write requests kube-apiserver received** (apiserver_request_total; events, leases and endpoints left out):\n\n")
-		p("| kind | phase | writes | of which 409 Conflict | by verb and resource |\n|---|---|---|---|---|\n")
-		row := func(kind, phase string, w map[string]int) {
-			total, conflicts, parts := writesSummary(w)
-			p("| %s | %s | %d | %d | %s |\n", kind, phase, total, conflicts, parts)
-		}
-		for i, up := range res.ScaleUp {
-			row(up.Kind, "scale-up", up.KubeAPIWrites)
-			for _, r := range res.RollingUpdate {
-				if r.Kind == up.Kind {
-					row(r.Kind, "rolling update", r.KubeAPIWrites)
-				}
-			}
-			if i < len(res.ScaleDown) {
-				row(up.Kind, "scale-down", res.ScaleDown[i].KubeAPIWrites)
-			}
-		}
-		p("\n")
+	for _, budget := range budgetsOf(res) {
+		renderWorkloads(&b, "### 3. Scale-up and scale-down", "### 4. Rolling image update", fmt.Sprintf("controller client budget %s (QPS/burst)", budget),
+			runsAt(res.ScaleUp, budget), runsAt(res.ScaleDown, budget), rollsAt(res.RollingUpdate, budget))
 	}
 	if len(res.Resize) > 0 {
 		r0 := res.Resize[0]
 		p("### 4b. In-place resource resize (maxUnavailable %s)\n\n", r0.MaxUnavailable)
 		p("Container resources %s → %s (Burstable both; resizePolicy NotRequired for cpu and memory).\n\n", r0.ResourcesBefore, r0.ResourcesAfter)
-		p("| kind | time (s) | speed-up vs StatefulSet | pods kept (restarts) | pods recreated | max unavailable observed | instance done p50 / p99 (s) | kube-apiserver CPU ms per instance | kube-apiserver writes per instance | CPU s: tapp-apiserver / kube-apiserver / KCM |\n|---|---|---|---|---|---|---|---|---|---|\n")
+		p("| kind | pods kept (restarts) | %s |\n|---|---|%s\n", rollColumns, rollColumnsRule)
 		for _, r := range res.Resize {
-			p("| %s | %s | %.2f× | %d (%d) | %d | %d | %.2f / %.2f | %.2f | %.2f | %.1f / %.1f / %.1f |\n", r.Kind, doneText(r.Seconds, r.Completed), r.SpeedupVsStatefulSet,
-				r.PodsKept, r.ContainerRestarts, r.PodsRecreated, r.MaxUnavailableObserved, r.InstanceLatencyMs.P50/1000, r.InstanceLatencyMs.P99/1000,
-				r.KubeAPIServerCPUMsPerInstance, r.KubeAPIWritesPerInstance, r.ServerCPUSeconds, r.KubeAPIServerCPUSeconds, r.ControllerManagerCPUSeconds)
+			p("| %s | %d (%d) | %s |\n", r.Kind, r.PodsKept, r.ContainerRestarts, rollCells(r.RollRun))
 		}
 		p("\nN = %d. Write requests kube-apiserver received during the resize (events, leases and endpoints left out):\n\n", r0.Replicas)
 		p("| kind | writes | of which 409 Conflict | by verb and resource |\n|---|---|---|---|\n")
@@ -230,6 +264,15 @@ func renderMarkdown(res *Results) string {
 			}
 			p("\n")
 		}
+	}
+	if m := res.RolloutModelled; m != nil {
+		c := m.NodeCost
+		p("### 4c. Modelled node cost: scale-up and rolling image update\n\n")
+		p("**Modelled node cost**, not measured: the pod simulator makes each pod wait for sandbox creation %.0f ms, an image pull %.0f ms "+
+			"the first time a node runs an image (one image cache per node), %.0f ms per container start and %.0f ms per volume attach "+
+			"(localcluster.PublishedNodeCost; sources in *Node cost model*). The figures of sections 3 and 4 are the primary ones.\n\n",
+			c.SandboxCreate, c.ImagePull, c.ContainerStart, c.VolumeAttach)
+		renderWorkloads(&b, "#### Scale-up", "#### Rolling image update", "modelled node cost", m.ScaleUp, nil, m.RollingUpdate)
 	}
 	p("### Targets\n\n| target | goal | measured | met |\n|---|---|---|---|\n")
 	for _, t := range res.Targets {
@@ -263,6 +306,67 @@ func renderMarkdown(res *Results) string {
 		}
 	}
 	return b.String()
+}
+
+// rollColumns are the columns every roll table shares (sections 4, 4b, 4c); rollCells fills them.
+const (
+	rollColumns     = "time (s) | speed-up vs StatefulSet | pods recreated | max unavailable observed | instance done p50 / p99 (s) | kube-apiserver CPU ms per instance | kube-apiserver writes per instance | CPU s: tapp-apiserver / kube-apiserver / KCM"
+	rollColumnsRule = "---|---|---|---|---|---|---|---|"
+)
+
+func rollCells(r RollRun) string {
+	return fmt.Sprintf("%s | %.2f× | %d | %d | %.2f / %.2f | %.2f | %.2f | %.1f / %.1f / %.1f", doneText(r.Seconds, r.Completed), r.SpeedupVsStatefulSet,
+		r.PodsRecreated, r.MaxUnavailableObserved, r.InstanceLatencyMs.P50/1000, r.InstanceLatencyMs.P99/1000,
+		r.KubeAPIServerCPUMsPerInstance, r.KubeAPIWritesPerInstance, r.ServerCPUSeconds, r.KubeAPIServerCPUSeconds, r.ControllerManagerCPUSeconds)
+}
+
+// renderWorkloads renders the scale and rolling-update tables of one budget (sections 3 and 4) or of the
+// modelled variant, and the write requests of each phase.
+func renderWorkloads(b *strings.Builder, upHeading, rollHeading, label string, ups, downs []WorkloadRun, rolls []RolloutRun) {
+	p := func(format string, args ...interface{}) { fmt.Fprintf(b, format, args...) }
+	if len(ups) > 0 {
+		p("%s, %s\n\n", upHeading, label)
+		p("| kind | 0→N Ready (s) | all created (s) | pods/s | pod Ready p50 / p99 (s) | × StatefulSet time | × limit throughput | N→0 gone (s) | pods/s | × StatefulSet time | CPU s up: tapp-apiserver / kube-apiserver / KCM / scheduler / etcd / bench |\n")
+		p("|---|---|---|---|---|---|---|---|---|---|---|\n")
+		for _, up := range ups {
+			down, downText := WorkloadRun{}, "–"
+			if d := findRun(downs, up.Kind); d != nil {
+				down, downText = *d, doneText(d.Seconds, d.Completed)
+			}
+			p("| %s | %s | %.2f | %.1f | %.2f / %.2f | %.2f | %.2f | %s | %.1f | %.2f | %.1f / %.1f / %.1f / %.1f / %.1f / %.1f |\n",
+				up.Kind, doneText(up.Seconds, up.Completed), up.AllCreatedSeconds, up.PodsPerSecond, up.PodLatencyMs.P50/1000, up.PodLatencyMs.P99/1000,
+				up.TimeRatioToStatefulSet, up.ThroughputRatioToLimit, downText, down.PodsPerSecond, down.TimeRatioToStatefulSet,
+				up.ServerCPUSeconds, up.KubeAPIServerCPUSeconds, up.ControllerManagerCPUSeconds, up.SchedulerCPUSeconds, up.EtcdCPUSeconds, up.BenchmarkProcessCPUSeconds)
+		}
+		p("\nN = %d.\n\n", ups[0].Replicas)
+	}
+	if len(rolls) > 0 {
+		p("%s (maxUnavailable %s), %s\n\n", rollHeading, rolls[0].MaxUnavailable, label)
+		p("| kind | %s |\n|---|%s\n", rollColumns, rollColumnsRule)
+		for _, r := range rolls {
+			p("| %s | %s |\n", r.Kind, rollCells(r.RollRun))
+		}
+		p("\nN = %d. Per instance: divided by the N instances updated (in place) or recreated.\n\n", rolls[0].Replicas)
+	}
+	if len(ups) == 0 {
+		return
+	}
+	p("**Write requests kube-apiserver received, %s** (apiserver_request_total; events, leases and endpoints left out):\n\n", label)
+	p("| kind | phase | writes | of which 409 Conflict | by verb and resource |\n|---|---|---|---|---|\n")
+	row := func(kind, phase string, w map[string]int) {
+		total, conflicts, parts := writesSummary(w)
+		p("| %s | %s | %d | %d | %s |\n", kind, phase, total, conflicts, parts)
+	}
+	for _, up := range ups {
+		row(up.Kind, "scale-up", up.KubeAPIWrites)
+		if r := findRoll(rolls, up.Kind); r != nil {
+			row(r.Kind, "rolling update", r.KubeAPIWrites)
+		}
+		if d := findRun(downs, up.Kind); d != nil {
+			row(up.Kind, "scale-down", d.KubeAPIWrites)
+		}
+	}
+	p("\n")
 }
 
 func renderAPITables(b *strings.Builder, a *APIPathResult) {

@@ -103,17 +103,11 @@ func (b *bench) runResize(ctx context.Context) ([]ResizeRun, error) {
 			runs = append(runs, *run)
 		}
 	}
-	var sts float64
-	for _, r := range runs {
-		if r.Kind == kindStatefulSet {
-			sts = r.Seconds
-		}
-	}
+	rolls := make([]*RollRun, len(runs))
 	for i := range runs {
-		if runs[i].Seconds > 0 {
-			runs[i].SpeedupVsStatefulSet = ratio(sts, runs[i].Seconds)
-		}
+		rolls[i] = &runs[i].RollRun
 	}
+	setSpeedups(rolls)
 	return runs, nil
 }
 
@@ -149,9 +143,8 @@ func (b *bench) runResizeWorkload(ctx context.Context, kind, ns string, w resiza
 	sleepCtx(ctx, 2*time.Second)
 	before := tracker.restartCounts()
 	tracker.markResources(imageV1, resourcesKey(v2), n)
-	writes := b.writeCounter(ctx)
-	cpu := newCPUMeter(pids)
-	start := time.Now()
+	meter := b.startRoll(ctx, pids)
+	start := meter.start
 	if err := w.setResources(ctx, v2); err != nil {
 		return nil, fmt.Errorf("resize: %w", err)
 	}
@@ -160,12 +153,12 @@ func (b *bench) runResizeWorkload(ctx context.Context, kind, ns string, w resiza
 	})
 	after := tracker.restartCounts()
 	run := &ResizeRun{
-		Kind: kind, Replicas: n, MaxUnavailable: rolloutMaxUnavailable, Completed: ok,
-		Seconds:                 round(done.Sub(start).Seconds(), 3),
-		MaxUnavailableObserved:  tracker.snapshot().maxUnavailable,
-		InstanceLatencyMs:       summarize(tracker.readyLatencies(start)),
-		ServerCPUSeconds:        cpu.used("tapp-apiserver"),
-		KubeAPIServerCPUSeconds: cpu.used("kube-apiserver"), ControllerManagerCPUSeconds: cpu.used("kube-controller-manager"),
+		RollRun: RollRun{
+			Kind: kind, Replicas: n, MaxUnavailable: rolloutMaxUnavailable, Completed: ok,
+			Seconds:                round(done.Sub(start).Seconds(), 3),
+			MaxUnavailableObserved: tracker.snapshot().maxUnavailable,
+			InstanceLatencyMs:      summarize(tracker.readyLatencies(start)),
+		},
 		ResourcesBefore: resourcesKey(v1), ResourcesAfter: resourcesKey(v2),
 	}
 	for uid, restarts := range after {
@@ -176,10 +169,7 @@ func (b *bench) runResizeWorkload(ctx context.Context, kind, ns string, w resiza
 			run.PodsRecreated++
 		}
 	}
-	run.KubeAPIWrites, run.TAppAPIWrites = writes(ctx)
-	total, _, _ := writesSummary(run.KubeAPIWrites)
-	run.KubeAPIWritesPerInstance = round(float64(total)/float64(n), 2)
-	run.KubeAPIServerCPUMsPerInstance = round(1000*run.KubeAPIServerCPUSeconds/float64(n), 2)
+	meter.finish(ctx, &run.RollRun)
 	b.logf("resize     %-20s %d instances in %6.2fs, kept %d (restarts %d), recreated %d, kube-apiserver %.2f CPU ms and %.2f writes per instance, completed=%v",
 		kind, n, run.Seconds, run.PodsKept, run.ContainerRestarts, run.PodsRecreated, run.KubeAPIServerCPUMsPerInstance, run.KubeAPIWritesPerInstance, ok)
 	if !ok {

@@ -1,5 +1,7 @@
 package bench
 
+import "fmt"
+
 // Results is the document written to _output/bench/results.json. docs/benchmarks.md describes every field.
 type Results struct {
 	// SchemaVersion changes when a field changes meaning.
@@ -27,6 +29,8 @@ type Results struct {
 	// StatefulSet's recreation.
 	Resize []ResizeRun   `json:"resize,omitempty"`
 	FanOut *FanOutResult `json:"fanOut,omitempty"`
+	// RolloutModelled is the rollout under a modelled node cost; the figures above are the primary ones.
+	RolloutModelled *ModelledRollout `json:"rolloutModelled,omitempty"`
 	// Targets are the issue's targets with the measured value and whether each is met.
 	Targets []Target `json:"targets"`
 	// Errors are problems that did not stop the run (a section that failed, a wait that timed out).
@@ -50,10 +54,10 @@ type Machine struct {
 type Settings struct {
 	ClientQPS   float32 `json:"clientQPS"`
 	ClientBurst int     `json:"clientBurst"`
-	// ControllerQPS/Burst are tapp-apiserver's --controller-kube-api-qps/-burst and kube-controller-manager's
-	// --kube-api-qps/-burst, and the rate limit of the bare client of the scale-up limit.
-	ControllerQPS     float32  `json:"controllerQPS"`
-	ControllerBurst   int      `json:"controllerBurst"`
+	// Budgets are the controllers' client rate limits sections 3 and 4 ran at, one workloads cluster each
+	// (the first also runs 4b, 5 and the modelled rollout, and its flags are those of the other clusters).
+	// The budget's flags are not repeated in ServerArgs and ControllerManagerArgs.
+	Budgets           []Budget `json:"budgets"`
 	ControllerWorkers int      `json:"controllerWorkers"`
 	ServerArgs        []string `json:"serverArgs"`
 	// APIServerArgs are the extra flags of tapp-apiserver on the API/memory cluster.
@@ -138,6 +142,8 @@ type ProcessMemory struct {
 type WorkloadRun struct {
 	Kind     string `json:"kind"`
 	Replicas int    `json:"replicas"`
+	// Budget is the controllers' (and the bare client's) client rate limit of the run.
+	Budget Budget `json:"budget"`
 	// Seconds until every pod is Ready (scale-up) or gone (scale-down).
 	Seconds float64 `json:"seconds"`
 	// AllCreatedSeconds: until every pod existed (scale-up).
@@ -161,46 +167,29 @@ type WorkloadRun struct {
 	TAppAPIWrites map[string]int `json:"tappAPIWrites,omitempty"`
 }
 
-// RolloutRun is one rolling image update of one kind.
-type RolloutRun struct {
-	Kind           string  `json:"kind"`
-	Replicas       int     `json:"replicas"`
-	MaxUnavailable string  `json:"maxUnavailable"`
-	Seconds        float64 `json:"seconds"`
+// Budget is a client rate limit of the controllers: tapp-apiserver's --controller-kube-api-qps/-burst,
+// kube-controller-manager's --kube-api-qps/-burst and the bare client's limit.
+type Budget struct {
+	QPS   float32 `json:"qps"`
+	Burst int     `json:"burst"`
+}
+
+// String is "qps/burst", as --budgets takes it.
+func (b Budget) String() string { return fmt.Sprintf("%g/%d", b.QPS, b.Burst) }
+
+// RollRun is what every roll of N instances records (sections 4, 4b and the modelled rollout): how long it
+// took, what it left behind and what it cost the servers.
+type RollRun struct {
+	Kind           string `json:"kind"`
+	Replicas       int    `json:"replicas"`
+	MaxUnavailable string `json:"maxUnavailable"`
+	// Seconds: from the template update until every pod is Ready on the new template.
+	Seconds float64 `json:"seconds"`
 	// PodsRecreated counts live pods at the end whose UID was not there at the start.
 	PodsRecreated int `json:"podsRecreated"`
 	// MaxUnavailableObserved is the largest replicas − ready seen by the pod watch.
 	MaxUnavailableObserved int `json:"maxUnavailableObserved"`
-	// InstanceLatencyMs: per instance (pod name), from the start until it is Ready on the new image.
-	InstanceLatencyMs           Latency        `json:"instanceLatencyMs"`
-	SpeedupVsStatefulSet        float64        `json:"speedupVsStatefulSet,omitempty"`
-	Completed                   bool           `json:"completed"`
-	ServerCPUSeconds            float64        `json:"tappAPIServerCPUSeconds"`
-	KubeAPIServerCPUSeconds     float64        `json:"kubeAPIServerCPUSeconds"`
-	ControllerManagerCPUSeconds float64        `json:"controllerManagerCPUSeconds"`
-	KubeAPIWrites               map[string]int `json:"kubeAPIWrites,omitempty"`
-	TAppAPIWrites               map[string]int `json:"tappAPIWrites,omitempty"`
-}
-
-// ResizeRun is one change of the template's container resources of one kind (section 4b).
-type ResizeRun struct {
-	Kind           string `json:"kind"`
-	Replicas       int    `json:"replicas"`
-	MaxUnavailable string `json:"maxUnavailable"`
-	// ResourcesBefore and ResourcesAfter are the container's requests and limits before and after.
-	ResourcesBefore string `json:"resourcesBefore"`
-	ResourcesAfter  string `json:"resourcesAfter"`
-	// Seconds: from the template update until every pod is Ready and reports the new resources in
-	// status.containerStatuses[].resources.
-	Seconds float64 `json:"seconds"`
-	// PodsKept counts live pods at the end whose UID was there at the start, ContainerRestarts the growth of
-	// their restartCount, PodsRecreated the live pods whose UID is new.
-	PodsKept          int `json:"podsKept"`
-	ContainerRestarts int `json:"containerRestarts"`
-	PodsRecreated     int `json:"podsRecreated"`
-	// MaxUnavailableObserved is the largest replicas − ready seen by the pod watch.
-	MaxUnavailableObserved int `json:"maxUnavailableObserved"`
-	// InstanceLatencyMs: per instance (pod name), from the start until it is Ready on the new resources.
+	// InstanceLatencyMs: per instance (pod name), from the start until it is Ready on the new template.
 	InstanceLatencyMs           Latency `json:"instanceLatencyMs"`
 	SpeedupVsStatefulSet        float64 `json:"speedupVsStatefulSet,omitempty"`
 	Completed                   bool    `json:"completed"`
@@ -208,11 +197,48 @@ type ResizeRun struct {
 	KubeAPIServerCPUSeconds     float64 `json:"kubeAPIServerCPUSeconds"`
 	ControllerManagerCPUSeconds float64 `json:"controllerManagerCPUSeconds"`
 	// KubeAPIServerCPUMsPerInstance and KubeAPIWritesPerInstance divide kube-apiserver's CPU time and its
-	// write requests (as counted in the writes table) by Replicas.
-	KubeAPIServerCPUMsPerInstance float64        `json:"kubeAPIServerCPUMsPerInstance"`
-	KubeAPIWritesPerInstance      float64        `json:"kubeAPIWritesPerInstance"`
-	KubeAPIWrites                 map[string]int `json:"kubeAPIWrites,omitempty"`
-	TAppAPIWrites                 map[string]int `json:"tappAPIWrites,omitempty"`
+	// write requests (as counted in the writes table: events, leases and endpoints left out) by Replicas.
+	KubeAPIServerCPUMsPerInstance float64 `json:"kubeAPIServerCPUMsPerInstance"`
+	KubeAPIWritesPerInstance      float64 `json:"kubeAPIWritesPerInstance"`
+	// KubeAPIWrites and TAppAPIWrites count the write requests each server received during the roll.
+	KubeAPIWrites map[string]int `json:"kubeAPIWrites,omitempty"`
+	TAppAPIWrites map[string]int `json:"tappAPIWrites,omitempty"`
+}
+
+// RolloutRun is one rolling image update of one kind (section 4 and the modelled rollout).
+type RolloutRun struct {
+	RollRun
+	// Budget is the controllers' client rate limit of the cluster the roll ran on.
+	Budget Budget `json:"budget"`
+}
+
+// ResizeRun is one change of the template's container resources of one kind (section 4b).
+type ResizeRun struct {
+	RollRun
+	// ResourcesBefore and ResourcesAfter are the container's requests and limits before and after.
+	ResourcesBefore string `json:"resourcesBefore"`
+	ResourcesAfter  string `json:"resourcesAfter"`
+	// PodsKept counts live pods at the end whose UID was there at the start, ContainerRestarts the growth of
+	// their restartCount.
+	PodsKept          int `json:"podsKept"`
+	ContainerRestarts int `json:"containerRestarts"`
+}
+
+// ModelledRollout is the rollout-modelled section: scale-up and rolling image update of TApp and
+// StatefulSet on a cluster whose pod simulator models what a node spends on a pod.
+type ModelledRollout struct {
+	// NodeCost is the model's parameters, in milliseconds.
+	NodeCost      NodeCostMs    `json:"nodeCost"`
+	ScaleUp       []WorkloadRun `json:"scaleUp,omitempty"`
+	RollingUpdate []RolloutRun  `json:"rollingUpdate,omitempty"`
+}
+
+// NodeCostMs is localcluster.NodeCostModel in milliseconds.
+type NodeCostMs struct {
+	SandboxCreate  float64 `json:"sandboxCreateMs"`
+	ImagePull      float64 `json:"imagePullMs"`
+	ContainerStart float64 `json:"containerStartMs"`
+	VolumeAttach   float64 `json:"volumeAttachMs"`
 }
 
 // FanOutResult is section 5.

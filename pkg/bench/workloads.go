@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -274,9 +275,9 @@ func ignoreNotFound(err error) error {
 	return err
 }
 
-// runWorkloads is sections 3 and 4: per kind, 0→N until every pod is Ready, then (not for the limit) a
-// rolling image update of the N instances, then N→0 until every pod is gone.
-func (b *bench) runWorkloads(ctx context.Context, rollout bool) (ups, downs []WorkloadRun, rolls []RolloutRun, err error) {
+// runWorkloads is sections 3 and 4 at one budget (the cluster's): per kind, 0→N until every pod is Ready,
+// then (not for the limit) a rolling image update of the N instances, then N→0 until every pod is gone.
+func (b *bench) runWorkloads(ctx context.Context, kinds []string, rollout bool, budget Budget) (ups, downs []WorkloadRun, rolls []RolloutRun, err error) {
 	n := b.count(1000, 20)
 	tappClient, err := versioned.NewForConfig(b.clientConfig)
 	if err != nil {
@@ -287,7 +288,6 @@ func (b *bench) runWorkloads(ctx context.Context, rollout bool) (ups, downs []Wo
 		pids[name] = b.cluster.PID(name)
 	}
 	pids["self"] = 0
-	kinds := []string{kindTApp, kindStatefulSet, kindDeployment, kindLimit}
 	for _, kind := range kinds {
 		if ctx.Err() != nil {
 			return ups, downs, rolls, ctx.Err()
@@ -305,33 +305,25 @@ func (b *bench) runWorkloads(ctx context.Context, rollout bool) (ups, downs []Wo
 		case kindDeployment:
 			w = &deploymentWorkload{client: b.kube, namespace: ns}
 		case kindLimit:
-			if w, err = newLimitWorkload(b.cluster.AdminConfig, b.opts.controllerQPS, b.opts.controllerBurst, ns); err != nil {
+			if w, err = newLimitWorkload(b.cluster.AdminConfig, budget.QPS, budget.Burst, ns); err != nil {
 				return ups, downs, rolls, err
 			}
 		}
 		up, roll, down, err := b.runWorkload(ctx, kind, ns, w, n, rollout && kind != kindLimit, pids)
 		if err != nil {
-			b.fail("%s: %v", kind, err)
+			b.fail("%s at %s: %v", kind, budget, err)
 		}
+		up.Budget, down.Budget = budget, budget
 		ups = append(ups, up)
 		downs = append(downs, down)
 		if roll != nil {
+			roll.Budget = budget
 			rolls = append(rolls, *roll)
 		}
 	}
 	workloadRatios(ups)
 	workloadRatios(downs)
-	var sts float64
-	for _, r := range rolls {
-		if r.Kind == kindStatefulSet {
-			sts = r.Seconds
-		}
-	}
-	for i := range rolls {
-		if rolls[i].Seconds > 0 {
-			rolls[i].SpeedupVsStatefulSet = ratio(sts, rolls[i].Seconds)
-		}
-	}
+	setSpeedups(rollsOf(rolls))
 	return ups, downs, rolls, nil
 }
 
@@ -405,10 +397,9 @@ func (b *bench) runWorkload(ctx context.Context, kind, ns string, w workload, n 
 		sleepCtx(ctx, 2*time.Second)
 		before := tracker.uids()
 		tracker.mark(imageV2, n)
-		writes := b.writeCounter(ctx)
 		b.profile(ctx, kind, "rollout")
-		rcpu := newCPUMeter(pids)
-		start := time.Now()
+		meter := b.startRoll(ctx, pids)
+		start := meter.start
 		if err := w.setImage(ctx, imageV2); err != nil {
 			return up, nil, down, fmt.Errorf("rolling update: %w", err)
 		}
@@ -422,17 +413,16 @@ func (b *bench) runWorkload(ctx context.Context, kind, ns string, w workload, n 
 				recreated++
 			}
 		}
-		roll = &RolloutRun{
+		roll = &RolloutRun{RollRun: RollRun{
 			Kind: kind, Replicas: n, MaxUnavailable: rolloutMaxUnavailable, Completed: ok,
 			Seconds:                round(done.Sub(start).Seconds(), 3),
 			PodsRecreated:          recreated,
 			MaxUnavailableObserved: tracker.snapshot().maxUnavailable,
 			InstanceLatencyMs:      summarize(tracker.readyLatencies(start)),
-			ServerCPUSeconds:       rcpu.used("tapp-apiserver"), KubeAPIServerCPUSeconds: rcpu.used("kube-apiserver"),
-			ControllerManagerCPUSeconds: rcpu.used("kube-controller-manager"),
-		}
-		roll.KubeAPIWrites, roll.TAppAPIWrites = writes(ctx)
-		b.logf("rollout    %-20s %d instances in %6.2fs, recreated %d, max unavailable %d, completed=%v", kind, n, roll.Seconds, recreated, roll.MaxUnavailableObserved, ok)
+		}}
+		meter.finish(ctx, &roll.RollRun)
+		b.logf("rollout    %-20s %d instances in %6.2fs, recreated %d, max unavailable %d, kube-apiserver %.2f CPU ms and %.2f writes per instance, completed=%v",
+			kind, n, roll.Seconds, recreated, roll.MaxUnavailableObserved, roll.KubeAPIServerCPUMsPerInstance, roll.KubeAPIWritesPerInstance, ok)
 		if !ok {
 			s := tracker.snapshot()
 			return up, roll, down, fmt.Errorf("rolling update did not complete in %s: %d pods, %d ready on the new image", rolloutTimeout, s.all, s.readyOnImage)
@@ -507,9 +497,11 @@ func (b *bench) writeCounter(ctx context.Context) func(context.Context) (map[str
 	}
 }
 
-// profile takes, in the background, a CPU profile of tapp-apiserver during a TApp phase when --profile is set.
+// profile takes, in the background, CPU profiles during a phase of a kind when --profile is set: of
+// kube-apiserver for every kind but the bare client, and of tapp-apiserver (with a goroutine dump halfway)
+// for TApp. The file names carry the server, kind, phase and the cluster's tag (budget, variant).
 func (b *bench) profile(ctx context.Context, kind, phase string) {
-	if b.opts.profileSeconds <= 0 || kind != kindTApp {
+	if b.opts.profileSeconds <= 0 || kind == kindLimit {
 		return
 	}
 	dir := filepath.Join(b.opts.outDir, "profiles")
@@ -517,20 +509,31 @@ func (b *bench) profile(ctx context.Context, kind, phase string) {
 		b.logf("profile: %v", err)
 		return
 	}
-	path := filepath.Join(dir, "tapp-apiserver-"+phase+".pprof")
+	name := func(server, suffix string) string {
+		slug := strings.ToLower(strings.ReplaceAll(kind, " ", "-"))
+		return filepath.Join(dir, fmt.Sprintf("%s-%s-%s-%s%s", server, slug, phase, b.profileTag, suffix))
+	}
+	take := func(server string, cfg *rest.Config) {
+		path := name(server, ".pprof")
+		go func() {
+			if err := saveProfile(ctx, cfg, b.opts.profileSeconds, path); err != nil {
+				b.logf("profile of %s during the %s %s: %v", server, kind, phase, err)
+				return
+			}
+			b.logf("CPU profile of %s during the %s %s: %s", server, kind, phase, path)
+		}()
+	}
+	take("kube-apiserver", b.clientConfig)
+	if kind != kindTApp {
+		return
+	}
 	direct := directConfig(b.cluster, b.clientConfig)
+	take("tapp-apiserver", direct)
 	go func() {
 		// Halfway through, where the controller's goroutines wait (client rate limiter, API calls).
 		sleepCtx(ctx, time.Duration(b.opts.profileSeconds)*time.Second/2)
-		if err := saveGoroutines(ctx, direct, filepath.Join(dir, "tapp-apiserver-"+phase+"-goroutines.txt")); err != nil {
+		if err := saveGoroutines(ctx, direct, name("tapp-apiserver", "-goroutines.txt")); err != nil {
 			b.logf("goroutines during %s: %v", phase, err)
 		}
-	}()
-	go func() {
-		if err := saveProfile(ctx, direct, b.opts.profileSeconds, path); err != nil {
-			b.logf("profile of %s: %v", phase, err)
-			return
-		}
-		b.logf("CPU profile of tapp-apiserver during the TApp %s: %s", phase, path)
 	}()
 }
