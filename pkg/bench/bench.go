@@ -29,6 +29,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -75,6 +76,8 @@ type bench struct {
 	cluster *localcluster.Cluster
 	// profileTag names the current cluster in profile file names: its budget, and the variant if any.
 	profileTag string
+	// profiling counts the CPU profiles being taken.
+	profiling sync.WaitGroup
 	// clientConfig is the admin through kube-apiserver with the benchmark's rate limit and JSON.
 	clientConfig *rest.Config
 	kube         kubernetes.Interface

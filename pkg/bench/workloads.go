@@ -369,8 +369,8 @@ func (b *bench) runWorkload(ctx context.Context, kind, ns string, w workload, n 
 
 	// 0 → n
 	tracker.mark(imageV1, -1)
-	writes := b.writeCounter(ctx)
 	b.profile(ctx, kind, "scale-up")
+	writes := b.writeCounter(ctx)
 	cpu := newCPUMeter(pids)
 	start := time.Now()
 	scaleErr := make(chan error, 1)
@@ -499,11 +499,13 @@ func (b *bench) writeCounter(ctx context.Context) func(context.Context) (map[str
 
 // profile takes, in the background, CPU profiles during a phase of a kind when --profile is set: of
 // kube-apiserver for every kind but the bare client, and of tapp-apiserver (with a goroutine dump halfway)
-// for TApp. The file names carry the server, kind, phase and the cluster's tag (budget, variant).
+// for TApp. The file names carry the server, kind, phase and the cluster's tag (budget, variant). A server
+// takes one CPU profile at a time: profile first waits, before the phase starts, for the previous ones to end.
 func (b *bench) profile(ctx context.Context, kind, phase string) {
 	if b.opts.profileSeconds <= 0 || kind == kindLimit {
 		return
 	}
+	b.profiling.Wait()
 	dir := filepath.Join(b.opts.outDir, "profiles")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.logf("profile: %v", err)
@@ -515,7 +517,9 @@ func (b *bench) profile(ctx context.Context, kind, phase string) {
 	}
 	take := func(server string, cfg *rest.Config) {
 		path := name(server, ".pprof")
+		b.profiling.Add(1)
 		go func() {
+			defer b.profiling.Done()
 			if err := saveProfile(ctx, cfg, b.opts.profileSeconds, path); err != nil {
 				b.logf("profile of %s during the %s %s: %v", server, kind, phase, err)
 				return
