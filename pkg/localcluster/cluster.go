@@ -191,7 +191,7 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.kubelet, err = startKubelet(client); err != nil {
+	if c.kubelet, err = startKubelet(client, c.cfg.NodeCost); err != nil {
 		return fmt.Errorf("starting the pod simulator: %w", err)
 	}
 	c.cfg.Log("pod simulator is running")

@@ -29,14 +29,19 @@ const (
 )
 
 // kubelet stands in for the kubelets of the fake nodes: it reports the status of every pod bound to a
-// node the way a kubelet would. Pods start at once and become Ready unless a readiness gate says
-// otherwise; a container whose image changes in place restarts with the new image, a new imageID and
-// restartCount+1; an in-place resize is reported as the kubelet reports it (see resize); deleted pods are removed once "their containers stop". All of it is real API traffic.
+// node the way a kubelet's status manager does, as strategic merge patches of pods/status (statuspatch.go)
+// and with as many writes per transition as a kubelet makes (docs/benchmarks.md, "The pod simulator"). A
+// new pod is first reported Pending with its containers waiting, then once per completed init container,
+// then Running and Ready unless a readiness gate says otherwise; a container whose image changes in place
+// restarts with the new image, a new imageID and restartCount+1; an in-place resize is reported as the
+// kubelet reports it (see resize); a deleted pod is reported terminal, then removed. With a node cost model
+// (nodecost.go) the starts wait for what a node would spend on them. All of it is real API traffic.
 type kubelet struct {
 	client   kubernetes.Interface
 	factory  informers.SharedInformerFactory
 	lister   cache.Indexer
 	queue    workqueue.TypedRateLimitingInterface[string]
+	costs    *nodeCosts
 	mu       sync.Mutex
 	nextIP   int
 	stopOnce sync.Once
@@ -44,7 +49,7 @@ type kubelet struct {
 	done     chan struct{}
 }
 
-func startKubelet(client kubernetes.Interface) (*kubelet, error) {
+func startKubelet(client kubernetes.Interface, cost *NodeCostModel) (*kubelet, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	factory := informers.NewSharedInformerFactory(client, 0)
 	pods := factory.Core().V1().Pods().Informer()
@@ -53,6 +58,7 @@ func startKubelet(client kubernetes.Interface) (*kubelet, error) {
 		factory: factory,
 		lister:  pods.GetIndexer(),
 		queue:   workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		costs:   newNodeCosts(cost, time.Now),
 		cancel:  cancel,
 		done:    make(chan struct{}),
 	}
@@ -64,6 +70,14 @@ func startKubelet(client kubernetes.Interface) (*kubelet, error) {
 	if _, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    enqueue,
 		UpdateFunc: func(_, obj interface{}) { enqueue(obj) },
+		DeleteFunc: func(obj interface{}) {
+			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tombstone.Obj
+			}
+			if pod, ok := obj.(*corev1.Pod); ok {
+				k.costs.forget(pod.UID)
+			}
+		},
 	}); err != nil {
 		cancel()
 		return nil, err
@@ -119,41 +133,131 @@ func (k *kubelet) sync(ctx context.Context, key string) error {
 		return err
 	}
 	pod := obj.(*corev1.Pod)
-	if pod.Spec.NodeName == "" || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+	if pod.Spec.NodeName == "" {
 		return nil
 	}
 	if pod.DeletionTimestamp != nil {
-		// The containers "stop" at once; the kubelet then removes the pod.
-		zero := int64(0)
-		err := k.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
-			GracePeriodSeconds: &zero,
-			Preconditions:      &metav1.Preconditions{UID: &pod.UID},
-		})
-		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-			return nil
-		}
-		return err
+		return k.terminate(ctx, pod)
 	}
-	status := k.desiredStatus(pod)
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return nil
+	}
+	status, steps, wait := k.nextStatus(pod)
+	if wait > 0 {
+		// The node is still "starting" the pod's containers: look again when it is done, without holding
+		// a worker meanwhile.
+		k.queue.AddAfter(key, wait)
+	}
+	if status == nil {
+		return nil
+	}
 	if err := k.resize(ctx, pod, status); err != nil {
 		return err
 	}
-	if apiequality.Semantic.DeepEqual(status, &pod.Status) {
-		return nil
+	if err := k.patchStatus(ctx, pod, *status); err != nil {
+		return err
 	}
-	updated := pod.DeepCopy()
-	updated.Status = *status
-	_, err = k.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: "local-kubelet"})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
+	k.costs.done(pod.UID, steps...)
+	return nil
 }
 
-// desiredStatus is the status a kubelet would report for pod now.
-func (k *kubelet) desiredStatus(pod *corev1.Pod) *corev1.PodStatus {
-	status := pod.Status.DeepCopy()
+// nextStatus is the status a kubelet would report for pod now (nil: nothing new yet), the node cost
+// steps it completes and, when the node is still busy with a step, how long until the pod should be looked at again. A
+// pod the kubelet has not reported yet is reported Pending with its containers waiting; a Pending pod
+// completes its next init container, or starts its containers once every init container has completed; a
+// Running pod keeps running, restarting a container whose image changed once the restart is done.
+func (k *kubelet) nextStatus(pod *corev1.Pod) (*corev1.PodStatus, []string, time.Duration) {
 	now := metav1.Now()
+	if len(pod.Status.ContainerStatuses) == 0 {
+		return k.pendingStatus(pod, 0, now), nil, 0
+	}
+	if pod.Status.Phase == corev1.PodPending {
+		initDone := completedInitContainers(pod)
+		if initDone < len(pod.Spec.InitContainers) {
+			c := pod.Spec.InitContainers[initDone]
+			step := fmt.Sprintf("init/%d", initDone)
+			if wait := k.costs.until(pod, step, initDone == 0, []corev1.Container{c}); wait > 0 {
+				return nil, nil, wait
+			}
+			// Even the last one: the kubelet reports it completed before it starts the containers.
+			return k.pendingStatus(pod, initDone+1, now), []string{step}, 0
+		}
+		if wait := k.costs.until(pod, "start", len(pod.Spec.InitContainers) == 0, pod.Spec.Containers); wait > 0 {
+			return nil, nil, wait
+		}
+		return k.runningStatus(pod, now, func(string, string) bool { return true }), []string{"start"}, 0
+	}
+	var wait time.Duration
+	var steps []string
+	restarted := func(container, image string) bool {
+		step := "restart/" + container + "/" + image
+		c := findContainer(pod.Spec.Containers, container)
+		if w := k.costs.until(pod, step, false, []corev1.Container{*c}); w > 0 {
+			if wait == 0 || w < wait {
+				wait = w
+			}
+			return false
+		}
+		steps = append(steps, step)
+		return true
+	}
+	return k.runningStatus(pod, now, restarted), steps, wait
+}
+
+// pendingStatus is what a kubelet reports for a pod whose containers are not running yet: Pending, the
+// first initDone init containers completed, the next ones and the containers waiting. Before the first
+// init container completes, the pod has no sandbox yet (PodReadyToStartContainers False, no pod IP).
+func (k *kubelet) pendingStatus(pod *corev1.Pod, initDone int, now metav1.Time) *corev1.PodStatus {
+	status := pod.Status.DeepCopy()
+	status.Phase = corev1.PodPending
+	if status.HostIP == "" {
+		status.HostIP = "127.0.0.1"
+		status.HostIPs = []corev1.HostIP{{IP: "127.0.0.1"}}
+	}
+	if status.StartTime == nil {
+		status.StartTime = &now
+	}
+	sandbox := initDone > 0
+	if sandbox && status.PodIP == "" {
+		status.PodIP = k.allocateIP()
+		status.PodIPs = []corev1.PodIP{{IP: status.PodIP}}
+	}
+	waitingReason := "ContainerCreating"
+	if len(pod.Spec.InitContainers) > 0 {
+		waitingReason = "PodInitializing"
+	}
+	status.InitContainerStatuses = nil
+	for i, c := range pod.Spec.InitContainers {
+		if i < initDone {
+			status.InitContainerStatuses = append(status.InitContainerStatuses, completedInitContainer(pod, c, now))
+			continue
+		}
+		reason := "PodInitializing"
+		if i == 0 {
+			reason = "ContainerCreating"
+		}
+		status.InitContainerStatuses = append(status.InitContainerStatuses, waitingContainer(c, reason))
+	}
+	status.ContainerStatuses = nil
+	for _, c := range pod.Spec.Containers {
+		status.ContainerStatuses = append(status.ContainerStatuses, waitingContainer(c, waitingReason))
+	}
+	setCondition(status, corev1.PodReadyToStartContainers, sandbox, "", now)
+	if initDone < len(pod.Spec.InitContainers) {
+		setCondition(status, corev1.PodInitialized, false, "ContainersNotInitialized", now)
+	} else {
+		setCondition(status, corev1.PodInitialized, true, "", now)
+	}
+	setCondition(status, corev1.ContainersReady, false, "ContainersNotReady", now)
+	setCondition(status, corev1.PodReady, false, "ContainersNotReady", now)
+	return status
+}
+
+// runningStatus is the status a kubelet would report for a pod whose containers run. restarted says
+// whether the restart of a container for a new image is done (the status keeps the old container until
+// then, as a kubelet busy restarting it reports nothing new).
+func (k *kubelet) runningStatus(pod *corev1.Pod, now metav1.Time, restarted func(container, image string) bool) *corev1.PodStatus {
+	status := pod.Status.DeepCopy()
 	status.Phase = corev1.PodRunning
 	if status.HostIP == "" {
 		status.HostIP = "127.0.0.1"
@@ -166,8 +270,8 @@ func (k *kubelet) desiredStatus(pod *corev1.Pod) *corev1.PodStatus {
 	if status.StartTime == nil {
 		status.StartTime = &now
 	}
-	status.InitContainerStatuses = initContainerStatuses(pod, status.InitContainerStatuses)
-	status.ContainerStatuses = containerStatuses(pod, status.ContainerStatuses, now)
+	status.InitContainerStatuses = initContainerStatuses(pod, status.InitContainerStatuses, now)
+	status.ContainerStatuses = containerStatuses(pod, status.ContainerStatuses, now, restarted)
 
 	gatesReady := true
 	for _, gate := range pod.Spec.ReadinessGates {
@@ -184,6 +288,52 @@ func (k *kubelet) desiredStatus(pod *corev1.Pod) *corev1.PodStatus {
 	}
 	setCondition(status, corev1.PodReady, gatesReady, reason, now)
 	return status
+}
+
+// terminate does what a kubelet does with a pod being deleted: it stops the containers (at once here),
+// reports the pod terminal (phase Succeeded, containers terminated, not ready), then deletes it with grace
+// period 0 and the pod's UID as precondition.
+func (k *kubelet) terminate(ctx context.Context, pod *corev1.Pod) error {
+	if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+		if err := k.patchStatus(ctx, pod, terminalStatus(pod, metav1.Now())); err != nil {
+			return err
+		}
+	}
+	k.costs.forget(pod.UID)
+	zero := int64(0)
+	err := k.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: &zero,
+		Preconditions:      &metav1.Preconditions{UID: &pod.UID},
+	})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}
+
+// terminalStatus is the status a kubelet reports once a deleted pod's containers have stopped: phase
+// Succeeded (they stop with exit code 0), every container terminated and not ready.
+func terminalStatus(pod *corev1.Pod, now metav1.Time) corev1.PodStatus {
+	status := pod.Status.DeepCopy()
+	status.Phase = corev1.PodSucceeded
+	for i := range status.ContainerStatuses {
+		cs := &status.ContainerStatuses[i]
+		if cs.State.Terminated != nil {
+			continue
+		}
+		started := now
+		if cs.State.Running != nil {
+			started = cs.State.Running.StartedAt
+		}
+		cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 0, Reason: "Completed", StartedAt: started, FinishedAt: now, ContainerID: cs.ContainerID,
+		}}
+		cs.Ready, cs.Started = false, boolPtr(false)
+	}
+	setCondition(status, corev1.PodReadyToStartContainers, false, "", now)
+	setCondition(status, corev1.ContainersReady, false, "PodCompleted", now)
+	setCondition(status, corev1.PodReady, false, "PodCompleted", now)
+	return *status
 }
 
 // resize carries out an in-place resize the way the kubelet reports it, one step per status write: a
@@ -331,8 +481,9 @@ func (k *kubelet) allocateIP() string {
 	return fmt.Sprintf("10.244.%d.%d", k.nextIP/250, k.nextIP%250+1)
 }
 
-// containerStatuses keeps running containers as they are and restarts a container whose image changed.
-func containerStatuses(pod *corev1.Pod, current []corev1.ContainerStatus, now metav1.Time) []corev1.ContainerStatus {
+// containerStatuses keeps running containers as they are and restarts a container whose image changed
+// once restarted says the restart is done (until then its status stays as it was).
+func containerStatuses(pod *corev1.Pod, current []corev1.ContainerStatus, now metav1.Time, restarted func(container, image string) bool) []corev1.ContainerStatus {
 	out := make([]corev1.ContainerStatus, 0, len(pod.Spec.Containers))
 	for _, c := range pod.Spec.Containers {
 		old := findContainerStatus(current, c.Name)
@@ -346,9 +497,13 @@ func containerStatuses(pod *corev1.Pod, current []corev1.ContainerStatus, now me
 			State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
 		}
 		switch {
-		case old != nil && old.Image == c.Image:
+		case old != nil && old.Image == c.Image && old.State.Running != nil:
 			status = *old.DeepCopy()
 			status.Ready = true
+		case old != nil && old.State.Running != nil && !restarted(c.Name, c.Image):
+			status = *old.DeepCopy()
+		case old != nil && old.State.Running == nil:
+			// The first start, after the pod was reported waiting.
 		case old != nil:
 			// The image changed in place: the kubelet kills the container and starts the new image, with
 			// the resources it runs with (a resize alongside is reported by resize).
@@ -368,26 +523,59 @@ func containerStatuses(pod *corev1.Pod, current []corev1.ContainerStatus, now me
 }
 
 // initContainerStatuses reports every init container as completed.
-func initContainerStatuses(pod *corev1.Pod, current []corev1.ContainerStatus) []corev1.ContainerStatus {
+func initContainerStatuses(pod *corev1.Pod, current []corev1.ContainerStatus, now metav1.Time) []corev1.ContainerStatus {
 	if len(pod.Spec.InitContainers) == 0 {
 		return nil
 	}
 	out := make([]corev1.ContainerStatus, 0, len(pod.Spec.InitContainers))
 	for _, c := range pod.Spec.InitContainers {
-		if old := findContainerStatus(current, c.Name); old != nil && old.Image == c.Image {
+		if old := findContainerStatus(current, c.Name); old != nil && old.Image == c.Image && old.State.Terminated != nil {
 			out = append(out, *old.DeepCopy())
 			continue
 		}
-		now := metav1.Now()
-		out = append(out, corev1.ContainerStatus{
-			Name: c.Name, Image: c.Image, ImageID: imageID(c.Image), Ready: true,
-			ContainerID: containerID(pod, c.Name, 0),
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-				ExitCode: 0, Reason: "Completed", StartedAt: now, FinishedAt: now,
-			}},
-		})
+		out = append(out, completedInitContainer(pod, c, now))
 	}
 	return out
+}
+
+func completedInitContainer(pod *corev1.Pod, c corev1.Container, now metav1.Time) corev1.ContainerStatus {
+	return corev1.ContainerStatus{
+		Name: c.Name, Image: c.Image, ImageID: imageID(c.Image), Ready: true, Started: boolPtr(false),
+		ContainerID: containerID(pod, c.Name, 0),
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 0, Reason: "Completed", StartedAt: now, FinishedAt: now, ContainerID: containerID(pod, c.Name, 0),
+		}},
+	}
+}
+
+// waitingContainer is a container the kubelet has not started yet.
+func waitingContainer(c corev1.Container, reason string) corev1.ContainerStatus {
+	return corev1.ContainerStatus{
+		Name: c.Name, Image: c.Image, Started: boolPtr(false),
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}},
+	}
+}
+
+// completedInitContainers is the number of init containers, in order, that have completed.
+func completedInitContainers(pod *corev1.Pod) int {
+	n := 0
+	for _, c := range pod.Spec.InitContainers {
+		cs := findContainerStatus(pod.Status.InitContainerStatuses, c.Name)
+		if cs == nil || cs.State.Terminated == nil {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+func findContainer(containers []corev1.Container, name string) *corev1.Container {
+	for i := range containers {
+		if containers[i].Name == name {
+			return &containers[i]
+		}
+	}
+	return nil
 }
 
 func findContainerStatus(statuses []corev1.ContainerStatus, name string) *corev1.ContainerStatus {

@@ -19,7 +19,7 @@ func resizeTestResources(cpu, memory string) corev1.ResourceRequirements {
 // followed by the informer's update would.
 func step(t *testing.T, k *kubelet, pod *corev1.Pod) {
 	t.Helper()
-	status := k.desiredStatus(pod)
+	status := k.runningStatus(pod, metav1.Now(), func(string, string) bool { return true })
 	if err := k.resize(context.Background(), pod, status); err != nil {
 		t.Fatal(err)
 	}
