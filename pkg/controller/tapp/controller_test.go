@@ -418,3 +418,82 @@ func TestStatusIsWrittenOnTheCurrentTAppWhenTheCacheIsBehind(t *testing.T) {
 		})
 	}
 }
+
+// gateWrites counts the pods/status patches sent so far.
+func (h *harness) gateWrites() int {
+	n := 0
+	for _, a := range h.actions("patch", "pods") {
+		if a.GetSubresource() == "status" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestNewPodsGateIsWrittenOnce: the readiness gate of a new pod is written right after its creation; a sync that
+// sees the pod before the cache shows that write leaves the gate alone instead of writing it a second time from
+// a stale resourceVersion. A gate write that failed is made by the next sync that sees the pod.
+func TestNewPodsGateIsWrittenOnce(t *testing.T) {
+	h := newHarness(t, testTApp(3))
+	failNext := 0
+	h.kube.PrependReactor("patch", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() == "status" && failNext > 0 {
+			failNext--
+			return true, nil, apierrors.NewServiceUnavailable("busy")
+		}
+		return false, nil, nil
+	})
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.gateWrites(); got != 3 {
+		t.Fatalf("%d gate writes after creating 3 pods, want 3", got)
+	}
+	// The cache shows the pods as created, without the gate writes.
+	indexer := h.kubeInf.Core().V1().Pods().Informer().GetIndexer()
+	list, err := h.kube.CoreV1().Pods("ns").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range list.Items {
+		pod := &list.Items[i]
+		pod.Status.Conditions = nil
+		if err := indexer.Add(pod); err != nil {
+			t.Fatal(err)
+		}
+		h.ctrl.podAdded(pod)
+	}
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.gateWrites(); got != 3 {
+		t.Errorf("%d gate writes after a sync on the stale cache, want still 3", got)
+	}
+	h.showPods()
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.gateWrites(); got != 3 {
+		t.Errorf("%d gate writes once the cache shows them, want still 3", got)
+	}
+
+	// Scale to 4 with the new pod's gate write failing: the next sync that sees the pod writes it.
+	tapp := testTApp(4)
+	h.setTApp(tapp)
+	failNext = 1
+	_ = h.sync()
+	if got := h.gateWrites(); got != 4 {
+		t.Fatalf("%d gate writes after the failed one, want 4", got)
+	}
+	h.showPods()
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.gateWrites(); got != 5 {
+		t.Errorf("%d gate writes after the sync that saw the pod without gate, want 5", got)
+	}
+	pod, err := h.kube.CoreV1().Pods("ns").Get(context.Background(), "web-3", metav1.GetOptions{})
+	if err != nil || inplace.GateStatus(pod) != corev1.ConditionTrue {
+		t.Errorf("web-3: gate %q (%v), want True", inplace.GateStatus(pod), err)
+	}
+}

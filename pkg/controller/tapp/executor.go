@@ -165,7 +165,9 @@ func (c *Controller) createInstances(ctx context.Context, key string, tapp *tkes
 		go func() {
 			defer gates.Done()
 			for pod := range created {
-				c.initReadinessGate(ctx, pod)
+				if !c.initReadinessGate(ctx, pod) {
+					c.newGates.Delete(pod.UID) // the next sync that sees the pod writes it
+				}
 			}
 		}()
 	}
@@ -220,6 +222,7 @@ func (c *Controller) createInstance(ctx context.Context, key string, tapp *tkest
 		return &actions.Failure{Reason: "FailedCreate", Message: msg, Retry: true}
 	}
 	c.recorder.Eventf(tapp, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod %s", pod.Name)
+	c.newGates.Store(out.UID, struct{}{})
 	created <- out
 	return nil
 }
@@ -380,12 +383,15 @@ func (c *Controller) changeClaimOwners(ctx context.Context, tapp *tkestackv1.TAp
 // initReadinessGate writes the readiness gate of a pod just created: it cannot become Ready before, and
 // writing it now rather than in a later sync saves that sync's delay. If this fails, progressInPlace writes
 // it once the pod is observed.
-func (c *Controller) initReadinessGate(ctx context.Context, pod *corev1.Pod) {
+// It reports whether the write succeeded.
+func (c *Controller) initReadinessGate(ctx context.Context, pod *corev1.Pod) bool {
 	_, err := c.updater.InitReadinessGate(ctx, pod)
 	metrics.CountAction("readiness-gate", err)
 	if err != nil {
 		klog.FromContext(ctx).V(2).Info("Readiness gate of a new pod not written; retried when the pod is observed", "pod", pod.Name, "err", err)
+		return false
 	}
+	return true
 }
 
 // updateInPlace carries out one in-place update of the plan, as the plan computed it: readiness gate False
@@ -502,6 +508,11 @@ func (c *Controller) progressInPlace(ctx context.Context, tapp *tkestackv1.TApp,
 		case policy.GateFailed:
 			c.recorder.Eventf(tapp, corev1.EventTypeWarning, "InPlaceUpdateFailed", "Pod %s: %s", pod.Name, g.Message)
 		case policy.GateTrue:
+			if _, written := c.newGates.Load(pod.UID); written {
+				// createInstances wrote it (or is writing it) and the cache does not show it yet: writing it
+				// again would only fail on the stale resourceVersion. If that write failed, the entry is gone.
+				return
+			}
 			_, err = c.updater.EnsureReadinessGateTrue(ctx, pod)
 			metrics.CountAction("readiness-gate", err)
 		}
