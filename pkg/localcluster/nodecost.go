@@ -30,7 +30,7 @@ func PublishedNodeCost() NodeCostModel {
 		SandboxCreate:  500 * time.Millisecond,
 		ImagePull:      3 * time.Second,
 		ContainerStart: 200 * time.Millisecond,
-		VolumeAttach:   10 * time.Second,
+		VolumeAttach:   15 * time.Second,
 	}
 }
 
