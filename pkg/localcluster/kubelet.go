@@ -161,11 +161,12 @@ func (k *kubelet) sync(ctx context.Context, key string) error {
 	return nil
 }
 
-// nextStatus is the status a kubelet would report for pod now (nil: nothing new yet), the node cost
-// steps it completes and, when the node is still busy with a step, how long until the pod should be looked at again. A
-// pod the kubelet has not reported yet is reported Pending with its containers waiting; a Pending pod
-// completes its next init container, or starts its containers once every init container has completed; a
-// Running pod keeps running, restarting a container whose image changed once the restart is done.
+// nextStatus is the status a kubelet would report for pod now (nil: nothing new yet), the node cost steps
+// it completes and, when the node is still busy with a step, how long until the pod should be looked at
+// again. A pod the kubelet has not reported yet is reported Pending with its containers waiting; a Pending
+// pod completes its next init container, or starts its containers once every init container has
+// completed; a Running pod keeps running, restarting a container whose image changed once the restart is
+// done (until then it keeps the old container's status, as a kubelet busy restarting it reports nothing).
 func (k *kubelet) nextStatus(pod *corev1.Pod) (*corev1.PodStatus, []string, time.Duration) {
 	now := metav1.Now()
 	if len(pod.Status.ContainerStatuses) == 0 {
