@@ -74,8 +74,9 @@ type bench struct {
 	opts    options
 	res     *Results
 	cluster *localcluster.Cluster
-	// profileTag names the current cluster in profile file names: its budget, and the variant if any.
-	profileTag string
+	// clusterTag names the current workloads cluster in profile file names and errors: its budget, and the
+	// variant if any.
+	clusterTag string
 	// profiling counts the CPU profiles being taken.
 	profiling sync.WaitGroup
 	// clientConfig is the admin through kube-apiserver with the benchmark's rate limit and JSON.
@@ -256,7 +257,7 @@ func run(opts options) error {
 		}
 		cfg := atBudget(budget)
 		cfg.WorkDir = filepath.Join(opts.outDir, "cluster-workloads-"+budget.slug())
-		b.profileTag = budget.slug()
+		b.clusterTag = budget.slug()
 		if err := b.withCluster(ctx, cfg, func(ctx context.Context) error { return b.workloadSections(ctx, budget, first) }); err != nil {
 			b.fail("workload sections at %s: %v", budget, err)
 		}
@@ -266,7 +267,7 @@ func run(opts options) error {
 		cfg := atBudget(primary)
 		cfg.WorkDir = filepath.Join(opts.outDir, "cluster-rollout-modelled")
 		cfg.NodeCost = &cost
-		b.profileTag = "modelled-" + primary.slug()
+		b.clusterTag = "modelled-" + primary.slug()
 		if err := b.withCluster(ctx, cfg, func(ctx context.Context) error { return b.modelledRollout(ctx, cost, primary) }); err != nil {
 			b.fail("rollout under the modelled node cost: %v", err)
 		}

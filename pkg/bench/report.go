@@ -231,9 +231,9 @@ func renderMarkdown(res *Results) string {
 		r0 := res.Resize[0]
 		p("### 4b. In-place resource resize (maxUnavailable %s)\n\n", r0.MaxUnavailable)
 		p("Container resources %s → %s (Burstable both; resizePolicy NotRequired for cpu and memory).\n\n", r0.ResourcesBefore, r0.ResourcesAfter)
-		p("| kind | pods kept (restarts) | %s |\n|---|---|%s\n", rollColumns, rollColumnsRule)
+		p("| kind | %s | pods kept (restarts) |\n|---|%s---|\n", rollColumns, rollColumnsRule)
 		for _, r := range res.Resize {
-			p("| %s | %d (%d) | %s |\n", r.Kind, r.PodsKept, r.ContainerRestarts, rollCells(r.RollRun))
+			p("| %s | %s | %d (%d) |\n", r.Kind, rollCells(r.RollRun), r.PodsKept, r.ContainerRestarts)
 		}
 		p("\nN = %d. Write requests kube-apiserver received during the resize (events, leases and endpoints left out):\n\n", r0.Replicas)
 		p("| kind | writes | of which 409 Conflict | by verb and resource |\n|---|---|---|---|\n")
@@ -242,6 +242,15 @@ func renderMarkdown(res *Results) string {
 			p("| %s | %d | %d | %s |\n", r.Kind, total, conflicts, parts)
 		}
 		p("\n")
+	}
+	if m := res.RolloutModelled; m != nil {
+		c := m.NodeCost
+		p("### 4c. Modelled node cost: scale-up and rolling image update\n\n")
+		p("**Modelled node cost**, not measured: the pod simulator makes each pod wait for sandbox creation %.0f ms, an image pull %.0f ms "+
+			"the first time a node runs an image (one image cache per node), %.0f ms per container start and %.0f ms per volume attach "+
+			"(localcluster.PublishedNodeCost; sources in *Node cost model*). The figures of sections 3 and 4 are the primary ones.\n\n",
+			c.SandboxCreate, c.ImagePull, c.ContainerStart, c.VolumeAttach)
+		renderWorkloads(&b, "#### Scale-up", "#### Rolling image update", "modelled node cost", m.ScaleUp, nil, m.RollingUpdate)
 	}
 	if f := res.FanOut; f != nil {
 		p("### 5. YurtAppDaemon fan-out (%d NodePools)\n\n", f.NodePools)
@@ -264,15 +273,6 @@ func renderMarkdown(res *Results) string {
 			}
 			p("\n")
 		}
-	}
-	if m := res.RolloutModelled; m != nil {
-		c := m.NodeCost
-		p("### 4c. Modelled node cost: scale-up and rolling image update\n\n")
-		p("**Modelled node cost**, not measured: the pod simulator makes each pod wait for sandbox creation %.0f ms, an image pull %.0f ms "+
-			"the first time a node runs an image (one image cache per node), %.0f ms per container start and %.0f ms per volume attach "+
-			"(localcluster.PublishedNodeCost; sources in *Node cost model*). The figures of sections 3 and 4 are the primary ones.\n\n",
-			c.SandboxCreate, c.ImagePull, c.ContainerStart, c.VolumeAttach)
-		renderWorkloads(&b, "#### Scale-up", "#### Rolling image update", "modelled node cost", m.ScaleUp, nil, m.RollingUpdate)
 	}
 	p("### Targets\n\n| target | goal | measured | met |\n|---|---|---|---|\n")
 	for _, t := range res.Targets {
@@ -326,17 +326,26 @@ func renderWorkloads(b *strings.Builder, upHeading, rollHeading, label string, u
 	p := func(format string, args ...interface{}) { fmt.Fprintf(b, format, args...) }
 	if len(ups) > 0 {
 		p("%s, %s\n\n", upHeading, label)
-		p("| kind | 0→N Ready (s) | all created (s) | pods/s | pod Ready p50 / p99 (s) | × StatefulSet time | × limit throughput | N→0 gone (s) | pods/s | × StatefulSet time | CPU s up: tapp-apiserver / kube-apiserver / KCM / scheduler / etcd / bench |\n")
-		p("|---|---|---|---|---|---|---|---|---|---|---|\n")
+		if len(downs) > 0 {
+			p("| kind | 0→N Ready (s) | all created (s) | pods/s | pod Ready p50 / p99 (s) | × StatefulSet time | × limit throughput | N→0 gone (s) | pods/s | × StatefulSet time | CPU s up: tapp-apiserver / kube-apiserver / KCM / scheduler / etcd / bench |\n")
+			p("|---|---|---|---|---|---|---|---|---|---|---|\n")
+		} else {
+			p("| kind | 0→N Ready (s) | all created (s) | pods/s | pod Ready p50 / p99 (s) | × StatefulSet time | CPU s up: tapp-apiserver / kube-apiserver / KCM / scheduler / etcd / bench |\n")
+			p("|---|---|---|---|---|---|---|\n")
+		}
 		for _, up := range ups {
-			down, downText := WorkloadRun{}, "–"
-			if d := findRun(downs, up.Kind); d != nil {
-				down, downText = *d, doneText(d.Seconds, d.Completed)
+			p("| %s | %s | %.2f | %.1f | %.2f / %.2f | %.2f |", up.Kind, doneText(up.Seconds, up.Completed), up.AllCreatedSeconds, up.PodsPerSecond,
+				up.PodLatencyMs.P50/1000, up.PodLatencyMs.P99/1000, up.TimeRatioToStatefulSet)
+			if len(downs) > 0 {
+				p(" %.2f |", up.ThroughputRatioToLimit)
+				if d := findRun(downs, up.Kind); d != nil {
+					p(" %s | %.1f | %.2f |", doneText(d.Seconds, d.Completed), d.PodsPerSecond, d.TimeRatioToStatefulSet)
+				} else {
+					p(" – | – | – |")
+				}
 			}
-			p("| %s | %s | %.2f | %.1f | %.2f / %.2f | %.2f | %.2f | %s | %.1f | %.2f | %.1f / %.1f / %.1f / %.1f / %.1f / %.1f |\n",
-				up.Kind, doneText(up.Seconds, up.Completed), up.AllCreatedSeconds, up.PodsPerSecond, up.PodLatencyMs.P50/1000, up.PodLatencyMs.P99/1000,
-				up.TimeRatioToStatefulSet, up.ThroughputRatioToLimit, downText, down.PodsPerSecond, down.TimeRatioToStatefulSet,
-				up.ServerCPUSeconds, up.KubeAPIServerCPUSeconds, up.ControllerManagerCPUSeconds, up.SchedulerCPUSeconds, up.EtcdCPUSeconds, up.BenchmarkProcessCPUSeconds)
+			p(" %.1f / %.1f / %.1f / %.1f / %.1f / %.1f |\n", up.ServerCPUSeconds, up.KubeAPIServerCPUSeconds, up.ControllerManagerCPUSeconds,
+				up.SchedulerCPUSeconds, up.EtcdCPUSeconds, up.BenchmarkProcessCPUSeconds)
 		}
 		p("\nN = %d.\n\n", ups[0].Replicas)
 	}

@@ -311,7 +311,7 @@ func (b *bench) runWorkloads(ctx context.Context, kinds []string, rollout bool, 
 		}
 		up, roll, down, err := b.runWorkload(ctx, kind, ns, w, n, rollout && kind != kindLimit, pids)
 		if err != nil {
-			b.fail("%s at %s: %v", kind, budget, err)
+			b.fail("%s (%s): %v", kind, b.clusterTag, err)
 		}
 		up.Budget, down.Budget = budget, budget
 		ups = append(ups, up)
@@ -513,7 +513,7 @@ func (b *bench) profile(ctx context.Context, kind, phase string) {
 	}
 	name := func(server, suffix string) string {
 		slug := strings.ToLower(strings.ReplaceAll(kind, " ", "-"))
-		return filepath.Join(dir, fmt.Sprintf("%s-%s-%s-%s%s", server, slug, phase, b.profileTag, suffix))
+		return filepath.Join(dir, fmt.Sprintf("%s-%s-%s-%s%s", server, slug, phase, b.clusterTag, suffix))
 	}
 	take := func(server string, cfg *rest.Config) {
 		path := name(server, ".pprof")
