@@ -21,11 +21,14 @@ import (
 )
 
 // The pod simulator's client rate limit and workers, sized so that it keeps up with a thousand pods
-// being created, updated in place or deleted at once.
+// being created, updated in place or deleted at once: each status write is a read and a patch, and a pod
+// start takes two, so a thousand pods starting need 4000 requests. It stands for the kubelets of the nodes
+// such pods would need (each kubelet has a budget of its own, 50 QPS by default); with fewer workers or a
+// lower limit it, not the controllers compared, would set the pace of every workload figure.
 const (
-	simulatorQPS     = 1000
-	simulatorBurst   = 2000
-	simulatorWorkers = 8
+	simulatorQPS     = 2000
+	simulatorBurst   = 4000
+	simulatorWorkers = 32
 )
 
 // kubelet stands in for the kubelets of the fake nodes: it reports the status of every pod bound to a
