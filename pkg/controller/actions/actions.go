@@ -13,18 +13,21 @@ import (
 	"k8s.io/client-go/util/workqueue"
 )
 
-// MaxParallel bounds the concurrent API calls of one sync: deletions, in-place updates, readiness-gate writes,
-// adoptions, and the calls of a slow-start batch (SlowStart). The controller's client rate limiter is the
-// budget; this bound keeps a sync of thousands of pods from holding thousands of requests in flight at once.
-// Unthrottled, it is what keeps a controller's requests within what kube-apiserver takes from one client: an
-// HTTP/2 connection carries at most 250 streams (Go's default, which kube-apiserver keeps), and a client with
-// more requests in flight opens a new TLS connection for each request beyond (measured: 466 connections of
-// less than half a second in one unthrottled scale-up of 1000 pods, with 512 creates and 64 readiness-gate
-// writes in flight), while API Priority and Fairness refuses (429) what its queues for one flow cannot hold.
-// At 64, a batch of creations and the readiness-gate writes that follow it stay within both, and the calls
-// are bound by the API server's latency, not by the sync: an update budget of 250 in-place updates, two
-// writes each, is carried out in four rounds.
+// MaxParallel bounds the concurrent API calls of one sync other than creations: deletions, in-place updates,
+// readiness-gate writes, adoptions. The controller's client rate limiter is the budget; this bound keeps a sync
+// of thousands of pods from holding thousands of requests in flight at once, and is large enough that,
+// unthrottled, the calls are bound by the API server's latency, not by the sync: an update budget of 250
+// in-place updates, two writes each, is carried out in four rounds.
 const MaxParallel = 64
+
+// MaxParallelCreates bounds the calls of a slow-start batch (SlowStart) in flight at once. Unthrottled, the
+// API server's latency under load sets how many creations a controller needs in flight to keep up with
+// kube-controller-manager's (which has a whole batch, up to 512, in flight), but an HTTP/2 connection carries
+// at most 250 streams (Go's default, which kube-apiserver keeps): a client with more requests in flight
+// opens a TLS connection for each request beyond (measured: 466 connections of less than half a second in
+// one unthrottled scale-up of 1000 pods, with 512 creates and 64 readiness-gate writes in flight). 128
+// creations and MaxParallel gate writes stay within one connection.
+const MaxParallelCreates = 128
 
 // FieldManager is the field manager of the writes of the controller named name (its name in
 // --controllers): <name>-controller.
@@ -32,8 +35,8 @@ func FieldManager(name string) string {
 	return name + "-controller"
 }
 
-// SlowStart calls fn for the indexes 0 to count-1 in batches of 1, 2, 4, ... calls, MaxParallel calls of a
-// batch at once, and stops after the first batch in which a call failed (fn returned false), as Kubernetes'
+// SlowStart calls fn for the indexes 0 to count-1 in batches of 1, 2, 4, ... calls, MaxParallelCreates calls
+// of a batch at once, and stops after the first batch in which a call failed (fn returned false), as Kubernetes'
 // slowStartBatch does: a sync whose creations are all refused (quota, admission) costs a few calls, not count
 // calls. Every call of a batch is made, whatever the others return.
 func SlowStart(ctx context.Context, count int, fn func(i int) bool) {
@@ -43,7 +46,7 @@ func SlowStart(ctx context.Context, count int, fn func(i int) bool) {
 		var mu sync.Mutex
 		failed := false
 		start := done
-		workqueue.ParallelizeUntil(ctx, min(batch, MaxParallel), batch, func(i int) {
+		workqueue.ParallelizeUntil(ctx, min(batch, MaxParallelCreates), batch, func(i int) {
 			if !fn(start + i) {
 				mu.Lock()
 				failed = true

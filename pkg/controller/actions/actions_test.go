@@ -146,11 +146,11 @@ func TestFailuresConcurrent(t *testing.T) {
 	}
 }
 
-// TestSlowStartRunsABatchAtOnce: MaxParallel calls of a batch (all of a smaller batch) are in flight at the
-// same time, and never more: here batches of up to 128 calls, twice MaxParallel. Each call waits, a few
-// seconds at most, until as many calls as its batch may run at once are in flight.
+// TestSlowStartRunsABatchAtOnce: MaxParallelCreates calls of a batch (all of a smaller batch) are in flight at
+// the same time, and never more: here batches of up to 256 calls, twice MaxParallelCreates. Each call waits, a
+// few seconds at most, until as many calls as its batch may run at once are in flight.
 func TestSlowStartRunsABatchAtOnce(t *testing.T) {
-	const count = 255 // batches of 1, 2, 4, ..., 128
+	const count = 511 // batches of 1, 2, 4, ..., 256
 	var mu sync.Mutex
 	inFlight, most := 0, map[int]int{} // most in flight per batch start
 	arrived := map[int]*sync.WaitGroup{}
@@ -168,12 +168,12 @@ func TestSlowStartRunsABatchAtOnce(t *testing.T) {
 		wg, ok := arrived[start]
 		if !ok {
 			wg = &sync.WaitGroup{}
-			wg.Add(min(size, MaxParallel))
+			wg.Add(min(size, MaxParallelCreates))
 			arrived[start] = wg
 		}
 		mu.Unlock()
-		if i-start < MaxParallel {
-			wg.Done() // the first MaxParallel calls of the batch meet
+		if i-start < MaxParallelCreates {
+			wg.Done() // the first MaxParallelCreates calls of the batch meet
 			done := make(chan struct{})
 			go func() { wg.Wait(); close(done) }()
 			select {
@@ -191,7 +191,7 @@ func TestSlowStartRunsABatchAtOnce(t *testing.T) {
 		return true
 	})
 	for start, size := 0, 1; start < count; start, size = start+size, size*2 {
-		if want := min(size, MaxParallel); most[start] != want || timedOut[start] {
+		if want := min(size, MaxParallelCreates); most[start] != want || timedOut[start] {
 			t.Errorf("batch of %d calls at %d: at most %d in flight (timed out: %v), want %d", size, start, most[start], timedOut[start], want)
 		}
 	}
