@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"strconv"
 	"strings"
 	"sync"
@@ -112,7 +113,7 @@ func NewController(kubeClient, podStatusClient kubernetes.Interface, client vers
 			},
 		}),
 		c.loop.Watch(tappInformer.Informer(), cache.ResourceEventHandlerFuncs{
-			AddFunc: c.loop.Enqueue, UpdateFunc: func(_, obj any) { c.loop.Enqueue(obj) }, DeleteFunc: c.tappDeleted,
+			AddFunc: c.loop.Enqueue, UpdateFunc: c.tappUpdated, DeleteFunc: c.tappDeleted,
 		}),
 		c.loop.Watch(podInformer.Informer(), cache.ResourceEventHandlerFuncs{
 			AddFunc: c.podAdded, UpdateFunc: c.podUpdated, DeleteFunc: c.podDeleted,
@@ -134,6 +135,29 @@ func NewController(kubeClient, podStatusClient kubernetes.Interface, client vers
 func (c *Controller) Run(ctx context.Context, workers int) { c.loop.Run(ctx, workers) }
 
 // tappDeleted forgets the expectations of a deleted TApp (one of the same name may follow) and enqueues it.
+// tappUpdated enqueues a changed TApp, unless only its status changed: the status is this controller's own
+// write, which follows a sync, and a sync decides from the spec, the metadata and the pods, whose changes are
+// events of their own. Without this, every status write of a busy TApp would cause one more sync of all its
+// pods, and that sync one more status write.
+func (c *Controller) tappUpdated(oldObj, newObj any) {
+	old, cur := oldObj.(*tkestackv1.TApp), newObj.(*tkestackv1.TApp)
+	if statusOnly(old, cur) {
+		return
+	}
+	c.loop.Enqueue(cur)
+}
+
+// statusOnly reports whether two versions of a TApp differ at most in their status, resourceVersion and
+// managed fields.
+func statusOnly(old, cur *tkestackv1.TApp) bool {
+	return old.Generation == cur.Generation && old.UID == cur.UID &&
+		old.DeletionTimestamp.Equal(cur.DeletionTimestamp) &&
+		apiequality.Semantic.DeepEqual(old.Labels, cur.Labels) &&
+		apiequality.Semantic.DeepEqual(old.Annotations, cur.Annotations) &&
+		apiequality.Semantic.DeepEqual(old.Finalizers, cur.Finalizers) &&
+		apiequality.Semantic.DeepEqual(old.OwnerReferences, cur.OwnerReferences)
+}
+
 func (c *Controller) tappDeleted(obj any) {
 	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
 		c.expectations.Forget(key)

@@ -497,3 +497,35 @@ func TestNewPodsGateIsWrittenOnce(t *testing.T) {
 		t.Errorf("web-3: gate %q (%v), want True", inplace.GateStatus(pod), err)
 	}
 }
+
+// TestStatusOnlyUpdatesDoNotResync: the controller's own status writes do not enqueue the TApp again; changes of
+// the spec (generation), labels, annotations or deletion do.
+func TestStatusOnlyUpdatesDoNotResync(t *testing.T) {
+	h := newHarness(t, testTApp(3))
+	old := testTApp(3)
+	for _, tc := range []struct {
+		name   string
+		change func(*tkestackv1.TApp)
+		want   int
+	}{
+		{name: "status", change: func(a *tkestackv1.TApp) { a.Status.ReadyReplicas = 2; a.ResourceVersion = "2" }, want: 0},
+		{name: "spec", change: func(a *tkestackv1.TApp) { a.Spec.Replicas = 4; a.Generation = 2 }, want: 1},
+		{name: "labels", change: func(a *tkestackv1.TApp) { a.Labels = map[string]string{"tier": "web"} }, want: 1},
+		{name: "annotations", change: func(a *tkestackv1.TApp) { a.Annotations = map[string]string{"note": "x"} }, want: 1},
+		{name: "deletion", change: func(a *tkestackv1.TApp) { now := metav1.Now(); a.DeletionTimestamp = &now }, want: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for h.ctrl.queue.Len() > 0 {
+				key, _ := h.ctrl.queue.Get()
+				h.ctrl.queue.Done(key)
+				h.ctrl.queue.Forget(key)
+			}
+			cur := old.DeepCopy()
+			tc.change(cur)
+			h.ctrl.tappUpdated(old, cur)
+			if got := h.ctrl.queue.Len(); got != tc.want {
+				t.Errorf("%d TApps queued, want %d", got, tc.want)
+			}
+		})
+	}
+}
