@@ -57,6 +57,13 @@ type Updater struct {
 	StatusClient kubernetes.Interface
 	// Clock stamps the state annotation and condition transitions; nil means the real clock.
 	Clock clock.PassiveClock
+	// FieldManager is the field manager of every write (the controller's own, so that its writes of a pod
+	// share one managedFields entry per subresource with its create); empty means the client's user agent.
+	FieldManager string
+}
+
+func (u *Updater) patchOptions() metav1.PatchOptions {
+	return metav1.PatchOptions{FieldManager: u.FieldManager}
 }
 
 func (u *Updater) statusClient() kubernetes.Interface {
@@ -97,7 +104,7 @@ func (u *Updater) Begin(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, erro
 	if err != nil {
 		return nil, err
 	}
-	out, err := u.statusClient().CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{}, "status")
+	out, err := u.statusClient().CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, data, u.patchOptions(), "status")
 	if err != nil {
 		if ownership.UIDRefused(err) {
 			return nil, fmt.Errorf("setting condition %s=False on pod %s/%s: %w (%v)", ReadinessGate, pod.Namespace, pod.Name, ErrPodReplaced, err)
@@ -138,7 +145,7 @@ func (u *Updater) Apply(ctx context.Context, pod *corev1.Pod, update Update) (*c
 		return nil, err
 	}
 	if resize != nil {
-		if _, err := u.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.JSONPatchType, resize, metav1.PatchOptions{}, "resize"); err != nil {
+		if _, err := u.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.JSONPatchType, resize, u.patchOptions(), "resize"); err != nil {
 			if ResizeRefusedForCapacity(err) {
 				return nil, fmt.Errorf("resizing pod %s/%s: %w: %v", pod.Namespace, pod.Name, ErrResizeInfeasible, err)
 			}
@@ -149,7 +156,7 @@ func (u *Updater) Apply(ctx context.Context, pod *corev1.Pod, update Update) (*c
 	if err != nil {
 		return nil, err
 	}
-	out, err := u.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{})
+	out, err := u.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, data, u.patchOptions())
 	if err != nil {
 		if ownership.UIDRefused(err) {
 			return nil, fmt.Errorf("patching pod %s/%s in place: %w (%v)", pod.Namespace, pod.Name, ErrPodReplaced, err)
@@ -192,7 +199,7 @@ func (u *Updater) Complete(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, e
 		if err != nil {
 			return nil, err
 		}
-		out, err := client.CoreV1().Pods(cur.Namespace).Patch(ctx, cur.Name, types.JSONPatchType, data, metav1.PatchOptions{}, "status")
+		out, err := client.CoreV1().Pods(cur.Namespace).Patch(ctx, cur.Name, types.JSONPatchType, data, u.patchOptions(), "status")
 		if err == nil {
 			return out, nil
 		}
@@ -271,7 +278,7 @@ func (u *Updater) removeState(ctx context.Context, pod *corev1.Pod, seen string)
 	if err != nil {
 		return nil, err
 	}
-	out, err := u.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.JSONPatchType, data, metav1.PatchOptions{})
+	out, err := u.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.JSONPatchType, data, u.patchOptions())
 	if err == nil {
 		return out, nil
 	}
@@ -326,7 +333,7 @@ func (u *Updater) InitReadinessGate(ctx context.Context, pod *corev1.Pod) (*core
 	if err != nil {
 		return nil, err
 	}
-	out, err := u.statusClient().CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{}, "status")
+	out, err := u.statusClient().CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, data, u.patchOptions(), "status")
 	if err != nil {
 		return nil, fmt.Errorf("setting condition %s=True on new pod %s/%s: %w", ReadinessGate, pod.Namespace, pod.Name, err)
 	}
@@ -351,7 +358,7 @@ func (u *Updater) setGate(ctx context.Context, pod *corev1.Pod, status corev1.Co
 		if err != nil {
 			return nil, err
 		}
-		out, err := client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{}, "status")
+		out, err := client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, data, u.patchOptions(), "status")
 		if err != nil {
 			return nil, fmt.Errorf("setting condition %s=%s on pod %s/%s: %w", ReadinessGate, status, p.Namespace, p.Name, err)
 		}

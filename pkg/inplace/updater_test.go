@@ -339,7 +339,7 @@ func TestInPlaceUpdateFlow(t *testing.T) {
 	pod := podFrom(template())
 	s := newAPIServer(t, pod)
 	clk := testingclock.NewFakePassiveClock(t0)
-	u := &Updater{Client: s, Clock: clk}
+	u := &Updater{Client: s, Clock: clk, FieldManager: "tapp-controller"}
 	target := imageUpdate("app", "nginx:1.26")
 	target.Revision, target.Labels, target.RemoveLabels = "h2", map[string]string{"tapp_template_hash_key": "h2"}, []string{"tier"}
 
@@ -405,6 +405,13 @@ func TestInPlaceUpdateFlow(t *testing.T) {
 			if types := patchedConditionTypes(t, p.data); !reflect.DeepEqual(types, []corev1.PodConditionType{ReadinessGate}) {
 				t.Errorf("a status patch wrote conditions %v", types)
 			}
+		}
+	}
+
+	// Every write is made under the controller's field manager.
+	for _, a := range s.Actions() {
+		if pa, ok := a.(k8stesting.PatchActionImpl); ok && pa.PatchOptions.FieldManager != "tapp-controller" {
+			t.Errorf("patch of %s/%s under field manager %q, want tapp-controller", pa.GetResource().Resource, pa.GetSubresource(), pa.PatchOptions.FieldManager)
 		}
 	}
 

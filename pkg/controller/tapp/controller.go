@@ -92,7 +92,7 @@ func NewController(kubeClient, podStatusClient kubernetes.Interface, client vers
 		nodes:      nodeInformer.Lister(),
 		revisions:  revisionInformer.Lister(),
 		recorder:   recorder,
-		updater:    &inplace.Updater{Client: kubeClient, StatusClient: podStatusClient},
+		updater:    &inplace.Updater{Client: kubeClient, StatusClient: podStatusClient, FieldManager: fieldManager},
 	}
 	c.loop = workloop.New(Name, "TApp", c.sync, metrics)
 	c.queue, c.clock = c.loop.Queue, c.loop.Clock
