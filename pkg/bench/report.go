@@ -55,7 +55,7 @@ func evaluateTargets(res *Results) []Target {
 	}
 	for _, budget := range budgetsOf(res) {
 		at := " at " + budget.String()
-		ups := runsAt(res.ScaleUp, budget)
+		ups := atBudget(res.ScaleUp, budget)
 		if up := findRun(ups, kindTApp); up != nil {
 			sts, limit := findRun(ups, kindStatefulSet), findRun(ups, kindLimit)
 			stsDone := up.Completed && sts != nil && sts.Completed
@@ -68,7 +68,7 @@ func evaluateTargets(res *Results) []Target {
 			}
 			add("scale-up"+at+": TApp all pods created", goal, "s", up.AllCreatedSeconds, stsDone, stsDone && up.AllCreatedSeconds <= sts.AllCreatedSeconds)
 		}
-		rolls := rollsAt(res.RollingUpdate, budget)
+		rolls := atBudget(res.RollingUpdate, budget)
 		tapp, sts := findRoll(rolls, kindTApp), findRoll(rolls, kindStatefulSet)
 		if tapp == nil {
 			continue
@@ -130,20 +130,17 @@ func budgetsOf(res *Results) []Budget {
 	return out
 }
 
-func runsAt(runs []WorkloadRun, budget Budget) []WorkloadRun {
-	var out []WorkloadRun
-	for _, r := range runs {
-		if r.Budget == budget {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+// measuredAt is a run of sections 3 or 4, measured at one budget.
+type measuredAt interface{ budget() Budget }
 
-func rollsAt(runs []RolloutRun, budget Budget) []RolloutRun {
-	var out []RolloutRun
+func (r WorkloadRun) budget() Budget { return r.Budget }
+func (r RolloutRun) budget() Budget  { return r.Budget }
+
+// atBudget returns the runs measured at budget.
+func atBudget[R measuredAt](runs []R, budget Budget) []R {
+	var out []R
 	for _, r := range runs {
-		if r.Budget == budget {
+		if r.budget() == budget {
 			out = append(out, r)
 		}
 	}
@@ -225,7 +222,7 @@ func renderMarkdown(res *Results) string {
 	}
 	for _, budget := range budgetsOf(res) {
 		renderWorkloads(&b, "### 3. Scale-up and scale-down", "### 4. Rolling image update", fmt.Sprintf("controller client budget %s (QPS/burst)", budget),
-			runsAt(res.ScaleUp, budget), runsAt(res.ScaleDown, budget), rollsAt(res.RollingUpdate, budget))
+			atBudget(res.ScaleUp, budget), atBudget(res.ScaleDown, budget), atBudget(res.RollingUpdate, budget))
 	}
 	if len(res.Resize) > 0 {
 		r0 := res.Resize[0]
