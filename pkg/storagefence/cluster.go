@@ -100,14 +100,24 @@ func (c *Cluster) Replace(ctx context.Context, cm *corev1.ConfigMap, id Identity
 // AdvanceMark raises the record's mark to revision if the record still names id and its mark is lower;
 // a conflicting write of another replica is read again and retried.
 func (c *Cluster) AdvanceMark(ctx context.Context, id Identity, revision int64) error {
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	var last error // of the last attempt
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		last = nil
 		rec, cm := c.Read(ctx)
 		if rec.State == ClusterUnreadable {
-			return rec.Err
+			last = rec.Err
+			return last
 		}
 		if rec.State != ClusterPresent || rec.Identity.ID != id.ID || rec.HighWater >= revision {
 			return nil
 		}
-		return c.Replace(ctx, cm, rec.Identity, revision)
+		last = c.Replace(ctx, cm, rec.Identity, revision)
+		return last
 	})
+	if last != nil {
+		// The error of the last attempt: retry.OnError returns instead its last retriable error (nil when
+		// there was none) for an error that wait.Interrupted matches, such as the context's cancellation.
+		return last
+	}
+	return err
 }

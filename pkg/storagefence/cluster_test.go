@@ -2,12 +2,16 @@ package storagefence
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 )
 
 func TestClusterRecord(t *testing.T) {
@@ -64,5 +68,24 @@ func TestClusterRecord(t *testing.T) {
 		if _, err := parseRecord(bad); err == nil {
 			t.Errorf("malformed record %v parsed", bad.Data)
 		}
+	}
+}
+
+// TestAdvanceMarkCanceled: a mark write that fails because the context was cancelled is an error, never nil
+// (retry.OnError swallows errors that wait.Interrupted matches).
+func TestAdvanceMarkCanceled(t *testing.T) {
+	client := fake.NewClientset()
+	c := &Cluster{Client: client, Name: DefaultRecord}
+	ctx, cancel := context.WithCancel(context.Background())
+	ours := Identity{ID: "ours", Created: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	if err := c.Create(ctx, ours, 10); err != nil {
+		t.Fatal(err)
+	}
+	client.PrependReactor("update", "configmaps", func(clienttesting.Action) (bool, runtime.Object, error) {
+		cancel()
+		return true, nil, fmt.Errorf("client rate limiter Wait returned an error: %w", context.Canceled)
+	})
+	if err := c.AdvanceMark(ctx, ours, 20); !errors.Is(err, context.Canceled) {
+		t.Errorf("AdvanceMark with a cancelled write = %v, want the cancellation", err)
 	}
 }

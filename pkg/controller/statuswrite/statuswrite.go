@@ -32,10 +32,13 @@ type Counter interface {
 // The error of the last write is returned wrapped ("writing status: ...").
 func Write[T any](ctx context.Context, client Client[T], name string, cached T, with func(T) (T, bool), fieldManager string, counter Counter) error {
 	obj, fresh := cached, false
+	var last error // of the last attempt
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		last = nil
 		if fresh {
 			cur, err := client.Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
+				last = err
 				return err
 			}
 			obj = cur
@@ -45,10 +48,15 @@ func Write[T any](ctx context.Context, client Client[T], name string, cached T, 
 		if !write {
 			return nil
 		}
-		_, err := client.UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
-		counter.CountAction("update-status", err)
-		return err
+		_, last = client.UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: fieldManager})
+		counter.CountAction("update-status", last)
+		return last
 	})
+	if last != nil {
+		// The error of the last attempt: retry.OnError returns instead its last retriable error (nil when
+		// there was none) for an error that wait.Interrupted matches, such as the context's cancellation.
+		err = last
+	}
 	if err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}

@@ -2,6 +2,8 @@ package statuswrite
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -158,5 +160,27 @@ func TestWriteOtherErrorNotRetried(t *testing.T) {
 	err := Write(context.Background(), client.OpenYurtAppsV1alpha1().NodePools(), "a", cached, withReady(3), "m", counter{})
 	if !apierrors.IsForbidden(err) || count(client, "update") != 1 || count(client, "get") != 0 {
 		t.Errorf("error = %v, actions %v: want one forbidden write", err, client.Actions())
+	}
+}
+
+// TestWriteCanceled: a write that fails because the context was cancelled (the server stopping) is an error,
+// never nil (retry.OnError swallows errors that wait.Interrupted matches), after a conflict or without one.
+func TestWriteCanceled(t *testing.T) {
+	for _, conflictFirst := range []bool{false, true} {
+		client, cached := setup(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		writes := 0
+		client.PrependReactor("update", "nodepools", func(clienttesting.Action) (bool, runtime.Object, error) {
+			writes++
+			if conflictFirst && writes == 1 {
+				return true, nil, apierrors.NewConflict(v1alpha1.Resource("nodepools"), "a", nil)
+			}
+			cancel()
+			return true, nil, fmt.Errorf("client rate limiter Wait returned an error: %w", context.Canceled)
+		})
+		err := Write(ctx, client.OpenYurtAppsV1alpha1().NodePools(), "a", cached, withReady(3), "m", counter{})
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("conflict first %v: error = %v, want the cancellation", conflictFirst, err)
+		}
 	}
 }
