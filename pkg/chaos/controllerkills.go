@@ -22,6 +22,7 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
 	yurtv1alpha1 "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	tkestackv1client "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/tkestack/v1"
 )
 
 const (
@@ -206,26 +207,7 @@ func runControllerKills(ctx context.Context, cluster Cluster, c *clients, opts O
 
 	// The TApp starts with no instance.
 	maxUnavailable := intstr.FromString("25%")
-	if err := retry(ctx, writeTimeout, func(ctx context.Context) error {
-		_, err := tapps.Create(ctx, &tkestackv1.TApp{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: tkestackv1.TAppSpec{
-				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
-				Template: corev1.PodTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
-					Spec: corev1.PodSpec{
-						Containers:                    []corev1.Container{{Name: "app", Image: imageV1}},
-						TerminationGracePeriodSeconds: ptr.To[int64](0),
-					},
-				},
-				UpdateStrategy: tkestackv1.TAppUpdateStrategy{MaxUnavailable: &maxUnavailable},
-			},
-		}, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			return nil
-		}
-		return err
-	}); err != nil {
+	if err := createTApp(ctx, tapps, name, 0, maxUnavailable, writeTimeout); err != nil {
 		return nil, err
 	}
 	setSpec(spec)
@@ -569,4 +551,30 @@ func leftInNamespace(ctx context.Context, c *clients, ns string) ([]string, erro
 		left = append(left, "yurtappdaemon/"+y.Name)
 	}
 	return left, nil
+}
+
+// createTApp creates the TApp name of the scenarios (one container of imageV1 that stops at once, pods labelled
+// app=name) with replicas instances and maxUnavailable, retrying for at most timeout; an existing one is kept.
+func createTApp(ctx context.Context, tapps tkestackv1client.TAppInterface, name string, replicas int32, maxUnavailable intstr.IntOrString, timeout time.Duration) error {
+	return retry(ctx, timeout, func(ctx context.Context) error {
+		_, err := tapps.Create(ctx, &tkestackv1.TApp{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: tkestackv1.TAppSpec{
+				Replicas: replicas,
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
+					Spec: corev1.PodSpec{
+						Containers:                    []corev1.Container{{Name: "app", Image: imageV1}},
+						TerminationGracePeriodSeconds: ptr.To[int64](0),
+					},
+				},
+				UpdateStrategy: tkestackv1.TAppUpdateStrategy{MaxUnavailable: &maxUnavailable},
+			},
+		}, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	})
 }

@@ -9,14 +9,10 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
-
-	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 )
 
 // KubeAPIServerRestartResult are the figures of the kube-apiserver scenario.
@@ -67,27 +63,7 @@ func runKubeAPIServerRestarts(ctx context.Context, cluster Cluster, c *clients, 
 	tapps := c.tapp.TKEStackAppsV1().TApps(ns)
 	// One instance at a time, so that the rollout lasts long enough for the restarts to land in it.
 	maxUnavailable := intstr.FromInt32(1)
-	if err := retry(ctx, opts.PhaseTimeout, func(ctx context.Context) error {
-		_, err := tapps.Create(ctx, &tkestackv1.TApp{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: tkestackv1.TAppSpec{
-				Replicas: int32(opts.RolloutReplicas),
-				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
-				Template: corev1.PodTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
-					Spec: corev1.PodSpec{
-						Containers:                    []corev1.Container{{Name: "app", Image: imageV1}},
-						TerminationGracePeriodSeconds: ptr.To[int64](0),
-					},
-				},
-				UpdateStrategy: tkestackv1.TAppUpdateStrategy{MaxUnavailable: &maxUnavailable},
-			},
-		}, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			return nil
-		}
-		return err
-	}); err != nil {
+	if err := createTApp(ctx, tapps, name, int32(opts.RolloutReplicas), maxUnavailable, opts.PhaseTimeout); err != nil {
 		return nil, err
 	}
 	if err := retry(ctx, opts.PhaseTimeout, func(ctx context.Context) error { return checkInstances(ctx, c, ns, name, spec) }); err != nil {
