@@ -53,6 +53,19 @@ type session struct {
 	clientset versioned.Interface
 }
 
+// connectTo connects to the cluster and reads the TApp name of the session's namespace.
+func (o *Options) connectTo(ctx context.Context, name string) (*session, *tkestackv1.TApp, error) {
+	s, err := o.connect()
+	if err != nil {
+		return nil, nil, err
+	}
+	tapp, err := s.tapps.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, tapp, nil
+}
+
 func (o *Options) connect() (*session, error) {
 	config, err := o.ConfigFlags.ToRESTConfig()
 	if err != nil {
@@ -99,12 +112,8 @@ func newInstancesCommand(o *Options) *cobra.Command {
   kubectl tapp instances web -n prod`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := o.connect()
-			if err != nil {
-				return err
-			}
 			ctx := cmd.Context()
-			tapp, err := s.tapps.Get(ctx, args[0], metav1.GetOptions{})
+			s, tapp, err := o.connectTo(ctx, args[0])
 			if err != nil {
 				return err
 			}

@@ -157,12 +157,8 @@ func newPauseCommand(o *Options, pause bool) *cobra.Command {
 		Example: example,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := o.connect()
-			if err != nil {
-				return err
-			}
 			ctx := cmd.Context()
-			tapp, err := s.tapps.Get(ctx, args[0], metav1.GetOptions{})
+			s, tapp, err := o.connectTo(ctx, args[0])
 			if err != nil {
 				return err
 			}

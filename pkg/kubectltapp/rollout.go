@@ -198,12 +198,8 @@ instance within its update budgets. Follow it with kubectl tapp rollout status.`
   kubectl tapp rollout restart web && kubectl tapp rollout status web`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := o.connect()
-			if err != nil {
-				return err
-			}
 			ctx := cmd.Context()
-			tapp, err := s.tapps.Get(ctx, args[0], metav1.GetOptions{})
+			s, tapp, err := o.connectTo(ctx, args[0])
 			if err != nil {
 				return err
 			}
