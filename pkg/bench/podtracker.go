@@ -3,6 +3,9 @@ package bench
 import (
 	"context"
 	"fmt"
+	"iter"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -220,18 +223,20 @@ func (t *podTracker) restartCounts() map[types.UID]int32 {
 func (t *podTracker) readyLatencies(start time.Time) []time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]time.Duration, 0, len(t.readyAt))
-	for _, at := range t.readyAt {
-		out = append(out, at.Sub(start))
-	}
-	return out
+	return sinceStart(maps.Values(t.readyAt), start)
 }
 
+// goneLatencies are the times from start to each pod's deletion.
 func (t *podTracker) goneLatencies(start time.Time) []time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]time.Duration, 0, len(t.goneAt))
-	for _, at := range t.goneAt {
+	return sinceStart(slices.Values(t.goneAt), start)
+}
+
+// sinceStart is the time from start to each of times.
+func sinceStart(times iter.Seq[time.Time], start time.Time) []time.Duration {
+	var out []time.Duration
+	for at := range times {
 		out = append(out, at.Sub(start))
 	}
 	return out

@@ -107,16 +107,7 @@ func (r *Results) Markdown() string {
 	p("and controllers), drives each scenario below and rewrites this section. Everything runs on 127.0.0.1 and\n")
 	p("every loop is bounded. A short variant of each scenario runs in the end-to-end suite\n")
 	p("(test/e2e/chaos_test.go) and asserts the targets.\n\n")
-	p("Latest run: `%s`, %s, took %s (seed %d).\n\n", r.Command, r.Started.UTC().Format("2006-01-02 15:04 MST"), r.Took.Round(time.Second), o.Seed)
-	if misses := r.Targets(); len(misses) == 0 {
-		p("**Every target was met.**\n\n")
-	} else {
-		p("**Targets missed:**\n\n")
-		for _, m := range misses {
-			p("- %s\n", m)
-		}
-		p("\n")
-	}
+	r.writeRunSummary(&b)
 
 	p("### Controller kills\n\n")
 	if c := r.Controllers; c != nil {
@@ -232,23 +223,13 @@ const HAHeading = "### HA topology"
 func (r *Results) HAMarkdown() string {
 	var b strings.Builder
 	p := func(format string, args ...interface{}) { fmt.Fprintf(&b, format, args...) }
-	o := r.Options
 	p("%s\n\n", HAHeading)
 	p("`make chaos` then starts the HA form of the local cluster (`tapp-chaos --ha`: three etcd members, a real\n")
 	p("cluster with mutual TLS, for tapp-apiserver's storage; two tapp-apiserver replicas behind one Service with an\n")
 	p("EndpointSlice per replica, kube-apiserver routing to the endpoints; controllers leader-elected between the\n")
 	p("replicas) and drives the scenarios below; it rewrites this part only. A short variant runs in the\n")
 	p("end-to-end suite (TestChaosHA).\n\n")
-	p("Latest run: `%s`, %s, took %s (seed %d).\n\n", r.Command, r.Started.UTC().Format("2006-01-02 15:04 MST"), r.Took.Round(time.Second), o.Seed)
-	if misses := r.Targets(); len(misses) == 0 {
-		p("**Every target was met.**\n\n")
-	} else {
-		p("**Targets missed:**\n\n")
-		for _, m := range misses {
-			p("- %s\n", m)
-		}
-		p("\n")
-	}
+	r.writeRunSummary(&b)
 
 	p("#### Server kills in HA mode\n\n")
 	if s := r.HAServer; s != nil {
@@ -381,4 +362,19 @@ func writeBlock(path, heading, section string, ends func(line string) bool) erro
 		out = strings.Join(lines[:start], "") + section + rest
 	}
 	return os.WriteFile(path, []byte(out), 0o644)
+}
+
+// writeRunSummary writes which run the figures come from and the targets it missed, if any.
+func (r *Results) writeRunSummary(b *strings.Builder) {
+	fmt.Fprintf(b, "Latest run: `%s`, %s, took %s (seed %d).\n\n", r.Command, r.Started.UTC().Format("2006-01-02 15:04 MST"), r.Took.Round(time.Second), r.Options.Seed)
+	misses := r.Targets()
+	if len(misses) == 0 {
+		b.WriteString("**Every target was met.**\n\n")
+		return
+	}
+	b.WriteString("**Targets missed:**\n\n")
+	for _, m := range misses {
+		fmt.Fprintf(b, "- %s\n", m)
+	}
+	b.WriteString("\n")
 }
