@@ -6,7 +6,8 @@
 //  2. memory: tapp-apiserver's resident set holding 10k TApps against kube-apiserver's growth holding 10k
 //     objects of the CRD;
 //  3. scale-up 0→1000 Ready pods and 1000→0: TApp, StatefulSet (Parallel), Deployment and a bare client
-//     at the controllers' client rate limit, at each budget of --budgets (100/200 and 2000/2500);
+//     at the controllers' client rate limit, without and with the readiness gate of TApp's pods, at each
+//     budget of --budgets (100/200 and 2000/2500);
 //  4. rolling image update of 1000 instances at maxUnavailable 25%: TApp in place, StatefulSet, Deployment,
 //     at each budget;
 //     4b. ("resize") a change of the container resources of 1000 instances: TApp in place, StatefulSet;
@@ -417,7 +418,7 @@ func (b *bench) admissionSection(ctx context.Context) error {
 // workloadSections runs sections 3 and 4 at the cluster's budget, and on the first budget's cluster 4b and 5.
 func (b *bench) workloadSections(ctx context.Context, budget Budget, first bool) error {
 	if b.opts.sections["workloads"] || b.opts.sections["rollout"] {
-		kinds := []string{kindTApp, kindStatefulSet, kindDeployment, kindLimit}
+		kinds := []string{kindTApp, kindStatefulSet, kindDeployment, kindLimit, kindLimitGate}
 		ups, downs, rolls, err := b.runWorkloads(ctx, kinds, b.opts.sections["rollout"], budget)
 		if err != nil {
 			b.fail("workloads at %s: %v", budget, err)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,6 +21,7 @@ import (
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	"github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned"
+	"github.com/tapp-io/tapp-apiserver/pkg/inplace"
 )
 
 // Workload kinds of sections 3 and 4.
@@ -29,6 +31,10 @@ const (
 	kindDeployment  = "Deployment"
 	// kindLimit is a bare client creating and deleting the pods at the controllers' client QPS and burst.
 	kindLimit = "limit (bare client)"
+	// kindLimitGate is the bare client creating pods that carry the TApp controller's readiness gate and
+	// setting each one's gate condition True right after its create (inplace.Updater.InitReadinessGate): the
+	// least a controller whose pods can be updated in place must write, with nothing else of a controller.
+	kindLimitGate = "bare client + readiness gate"
 )
 
 const (
@@ -217,21 +223,37 @@ func (w *deploymentWorkload) remove(ctx context.Context) error {
 // limitWorkload creates and deletes bare pods at the controllers' client rate limit, 16 requests in flight
 // (kept from the first measurements, so that figures compare across runs; at an unthrottled budget the 16
 // requests in flight and the cluster, not the rate limiter, are what bounds it).
+//
+// With gate set, each pod carries the TApp controller's readiness gate and its create is followed by the gate
+// write, made as the controller makes it, through a second client with a rate limit of its own (as the
+// controller's pod status client).
 type limitWorkload struct {
 	client    kubernetes.Interface
 	namespace string
 	current   int
+	gate      *inplace.Updater
 }
 
-func newLimitWorkload(cfg *rest.Config, qps float32, burst int, namespace string) (*limitWorkload, error) {
+func newLimitWorkload(cfg *rest.Config, qps float32, burst int, namespace string, gate bool) (*limitWorkload, error) {
 	c := rest.CopyConfig(cfg)
 	c.QPS, c.Burst = qps, burst
 	client, err := kubernetes.NewForConfig(c)
 	if err != nil {
 		return nil, err
 	}
-	return &limitWorkload{client: client, namespace: namespace}, nil
+	w := &limitWorkload{client: client, namespace: namespace}
+	if gate {
+		status, err := kubernetes.NewForConfig(c) // a rate limiter of its own
+		if err != nil {
+			return nil, err
+		}
+		w.gate = &inplace.Updater{Client: client, StatusClient: status, FieldManager: "bench-bare-client"}
+	}
+	return w, nil
 }
+
+// isBareClient tells the kinds that are a bare client, not a controller: no rolling update, no profile.
+func isBareClient(kind string) bool { return kind == kindLimit || kind == kindLimitGate }
 
 func (w *limitWorkload) create(context.Context) error { return nil }
 
@@ -242,14 +264,28 @@ func (w *limitWorkload) scale(ctx context.Context, replicas int32) error {
 	switch {
 	case n > w.current:
 		from := w.current
+		gates := w.writeGates(ctx)
 		_, errs, firstErr, _ = runOps(ctx, n-from, 16, func(ctx context.Context, i int) error {
 			tmpl := benchPodTemplate("bench-limit")
-			_, err := w.client.CoreV1().Pods(w.namespace).Create(ctx, &corev1.Pod{
+			if w.gate != nil {
+				inplace.AddReadinessGate(&tmpl.Spec)
+			}
+			pod, err := w.client.CoreV1().Pods(w.namespace).Create(ctx, &corev1.Pod{
 				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bare-%d", from+i), Labels: tmpl.Labels},
 				Spec:       tmpl.Spec,
 			}, metav1.CreateOptions{})
+			if err == nil && gates != nil {
+				gates.created <- pod
+			}
 			return err
 		})
+		if gates != nil {
+			gateErrs, gateErr := gates.wait()
+			errs += gateErrs
+			if firstErr == nil {
+				firstErr = gateErr
+			}
+		}
 	case n < w.current:
 		from := n
 		_, errs, firstErr, _ = runOps(ctx, w.current-n, 16, func(ctx context.Context, i int) error {
@@ -261,6 +297,48 @@ func (w *limitWorkload) scale(ctx context.Context, replicas int32) error {
 		return fmt.Errorf("%d pod calls failed, first: %w", errs, firstErr)
 	}
 	return nil
+}
+
+// gateWriters set the readiness gate True on the pods sent to created, 16 at a time, beside the creates (as
+// the TApp controller writes the gates of its new pods: the creates do not wait for them).
+type gateWriters struct {
+	created  chan *corev1.Pod
+	done     sync.WaitGroup
+	mu       sync.Mutex
+	errs     int
+	firstErr error
+}
+
+// writeGates starts the gate writers of a scale-up, or returns nil for pods without the gate.
+func (w *limitWorkload) writeGates(ctx context.Context) *gateWriters {
+	if w.gate == nil {
+		return nil
+	}
+	g := &gateWriters{created: make(chan *corev1.Pod, 1024)}
+	for range 16 {
+		g.done.Add(1)
+		go func() {
+			defer g.done.Done()
+			for pod := range g.created {
+				if _, err := w.gate.InitReadinessGate(ctx, pod); err != nil {
+					g.mu.Lock()
+					g.errs++
+					if g.firstErr == nil {
+						g.firstErr = err
+					}
+					g.mu.Unlock()
+				}
+			}
+		}()
+	}
+	return g
+}
+
+// wait ends the gate writes once every created pod was sent, and returns their failures.
+func (g *gateWriters) wait() (int, error) {
+	close(g.created)
+	g.done.Wait()
+	return g.errs, g.firstErr
 }
 
 func (w *limitWorkload) setImage(context.Context, string) error {
@@ -293,7 +371,7 @@ func (b *bench) runWorkloads(ctx context.Context, kinds []string, rollout bool, 
 		if ctx.Err() != nil {
 			return ups, downs, rolls, ctx.Err()
 		}
-		ns := map[string]string{kindTApp: "wl-tapp", kindStatefulSet: "wl-statefulset", kindDeployment: "wl-deployment", kindLimit: "wl-limit"}[kind]
+		ns := map[string]string{kindTApp: "wl-tapp", kindStatefulSet: "wl-statefulset", kindDeployment: "wl-deployment", kindLimit: "wl-limit", kindLimitGate: "wl-limit-gate"}[kind]
 		if err := b.ensureNamespace(ctx, ns); err != nil {
 			return ups, downs, rolls, err
 		}
@@ -305,12 +383,12 @@ func (b *bench) runWorkloads(ctx context.Context, kinds []string, rollout bool, 
 			w = &statefulSetWorkload{client: b.kube, namespace: ns}
 		case kindDeployment:
 			w = &deploymentWorkload{client: b.kube, namespace: ns}
-		case kindLimit:
-			if w, err = newLimitWorkload(b.cluster.AdminConfig, budget.QPS, budget.Burst, ns); err != nil {
+		case kindLimit, kindLimitGate:
+			if w, err = newLimitWorkload(b.cluster.AdminConfig, budget.QPS, budget.Burst, ns, kind == kindLimitGate); err != nil {
 				return ups, downs, rolls, err
 			}
 		}
-		up, roll, down, err := b.runWorkload(ctx, kind, ns, w, n, rollout && kind != kindLimit, pids)
+		up, roll, down, err := b.runWorkload(ctx, kind, ns, w, n, rollout && !isBareClient(kind), pids)
 		if err != nil {
 			b.fail("%s (%s): %v", kind, b.clusterTag, err)
 		}
@@ -503,7 +581,7 @@ func (b *bench) writeCounter(ctx context.Context) func(context.Context) (map[str
 // for TApp. The file names carry the server, kind, phase and the cluster's tag (budget, variant). A server
 // takes one CPU profile at a time: profile first waits, before the phase starts, for the previous ones to end.
 func (b *bench) profile(ctx context.Context, kind, phase string) {
-	if b.opts.profileSeconds <= 0 || kind == kindLimit {
+	if b.opts.profileSeconds <= 0 || isBareClient(kind) {
 		return
 	}
 	b.profiling.Wait()
