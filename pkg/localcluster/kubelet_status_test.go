@@ -267,6 +267,56 @@ func TestSimulatorKeepsOtherWritersConditions(t *testing.T) {
 	}
 }
 
+// TestSimulatorReadsOnlyToWrite: once a pod's status is what the simulator would report, syncing it again
+// (the watch events of its own writes, of another writer's condition) makes no request at all, as a kubelet's
+// status manager ignores a status equal to the one it knows; a change it must report is read and written.
+func TestSimulatorReadsOnlyToWrite(t *testing.T) {
+	pod := testPod("p", func(p *corev1.Pod) {
+		p.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: "example.com/gate"}}
+	})
+	h := newSimulatorHarness(t, nil, pod)
+	if w := h.writes(pod); len(w) == 0 {
+		t.Fatal("the pod was never started")
+	}
+	sync := func() []clienttesting.Action {
+		t.Helper()
+		h.client.ClearActions()
+		if err := h.k.sync(context.Background(), "ns/p"); err != nil {
+			t.Fatal(err)
+		}
+		return h.client.Actions()
+	}
+	if got := sync(); len(got) != 0 {
+		t.Fatalf("a sync of a settled pod made %d requests, first %s %s", len(got), got[0].GetVerb(), got[0].GetResource().Resource)
+	}
+	// Another writer's condition that does not change what the kubelet reports: nothing to read.
+	h.update(pod, func(p *corev1.Pod) {
+		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: "example.com/other", Status: corev1.ConditionTrue})
+	})
+	if got := sync(); len(got) != 0 {
+		t.Fatalf("a sync after another writer's condition made %d requests, first %s", len(got), got[0].GetVerb())
+	}
+	// The gate turns True: the pod becomes Ready, which the simulator reads the pod for and writes.
+	h.update(pod, func(p *corev1.Pod) {
+		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: "example.com/gate", Status: corev1.ConditionTrue})
+	})
+	got := sync()
+	if len(got) != 2 || got[0].GetVerb() != "get" || got[1].GetVerb() != "patch" {
+		t.Fatalf("the sync after the gate turned True made %v, want a get and a patch", verbs(got))
+	}
+	if c := findCondition(h.refresh(pod).Status.Conditions, corev1.PodReady); c == nil || c.Status != corev1.ConditionTrue {
+		t.Fatalf("Ready after the gate turned True: %+v", c)
+	}
+}
+
+func verbs(actions []clienttesting.Action) []string {
+	out := make([]string, 0, len(actions))
+	for _, a := range actions {
+		out = append(out, a.GetVerb())
+	}
+	return out
+}
+
 func TestSimulatorNodeCost(t *testing.T) {
 	model := &NodeCostModel{SandboxCreate: time.Second, ImagePull: 10 * time.Second, ContainerStart: 100 * time.Millisecond, VolumeAttach: 5 * time.Second}
 	withClaim := func(p *corev1.Pod) {

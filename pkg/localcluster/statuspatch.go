@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -32,7 +34,14 @@ var kubeletConditions = map[corev1.PodConditionType]bool{
 // the kubelet does not own as the server has them, and sends a strategic merge patch of pods/status made
 // from the server's status to the new one, bound to the pod's UID (metadata.uid in the patch) rather than
 // to a resourceVersion; nothing is sent if the patch changes nothing, or if the pod is gone or replaced.
+// Like the status manager, which compares only what the kubelet owns (isPodStatusByKubeletEqual) with the
+// status it last saw, it neither reads nor writes the pod when status is what pod (the informer's copy)
+// already reports: other writers' conditions and the simulator's own writes, as they come back through the
+// watch, cost no request.
 func (k *kubelet) patchStatus(ctx context.Context, pod *corev1.Pod, status corev1.PodStatus) error {
+	if sameKubeletStatus(pod.Status, status) {
+		return nil
+	}
 	current, err := k.client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -40,7 +49,7 @@ func (k *kubelet) patchStatus(ctx context.Context, pod *corev1.Pod, status corev
 	if err != nil {
 		return err
 	}
-	if current.UID != pod.UID {
+	if current.UID != pod.UID || sameKubeletStatus(current.Status, status) {
 		return nil
 	}
 	patch, unchanged, err := statusPatch(current.UID, current.Status, mergeKubeletStatus(current.Status, status))
@@ -54,6 +63,25 @@ func (k *kubelet) patchStatus(ctx context.Context, pod *corev1.Pod, status corev
 		return nil
 	}
 	return err
+}
+
+// sameKubeletStatus reports whether the kubelet's part of server (every field but the conditions of other
+// writers, conditions in any order) is status.
+func sameKubeletStatus(server, status corev1.PodStatus) bool {
+	return apiequality.Semantic.DeepEqual(kubeletPart(server), kubeletPart(status))
+}
+
+// kubeletPart is status without the conditions the kubelet does not own, the others sorted by type.
+func kubeletPart(status corev1.PodStatus) corev1.PodStatus {
+	conditions := make([]corev1.PodCondition, 0, len(status.Conditions))
+	for _, c := range status.Conditions {
+		if kubeletConditions[c.Type] {
+			conditions = append(conditions, c)
+		}
+	}
+	sort.Slice(conditions, func(i, j int) bool { return conditions[i].Type < conditions[j].Type })
+	status.Conditions = conditions
+	return status
 }
 
 // mergeKubeletStatus is status with the conditions the kubelet does not own taken from server.
