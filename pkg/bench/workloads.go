@@ -264,7 +264,7 @@ func (w *limitWorkload) scale(ctx context.Context, replicas int32) error {
 	switch {
 	case n > w.current:
 		from := w.current
-		gates := w.writeGates(ctx)
+		gates := w.writeGates(ctx, n-from)
 		_, errs, firstErr, _ = runOps(ctx, n-from, 16, func(ctx context.Context, i int) error {
 			tmpl := benchPodTemplate("bench-limit")
 			if w.gate != nil {
@@ -309,12 +309,13 @@ type gateWriters struct {
 	firstErr error
 }
 
-// writeGates starts the gate writers of a scale-up, or returns nil for pods without the gate.
-func (w *limitWorkload) writeGates(ctx context.Context) *gateWriters {
+// writeGates starts the gate writers of a scale-up of count pods, or returns nil for pods without the gate.
+// Every created pod fits in the channel, so that a create never waits for a gate write.
+func (w *limitWorkload) writeGates(ctx context.Context, count int) *gateWriters {
 	if w.gate == nil {
 		return nil
 	}
-	g := &gateWriters{created: make(chan *corev1.Pod, 1024)}
+	g := &gateWriters{created: make(chan *corev1.Pod, count)}
 	for range 16 {
 		g.done.Add(1)
 		go func() {

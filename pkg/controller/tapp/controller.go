@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"strconv"
 	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
@@ -134,14 +134,14 @@ func NewController(kubeClient, podStatusClient kubernetes.Interface, client vers
 // Run syncs TApps with workers goroutines until ctx is done, and returns once the workers stopped.
 func (c *Controller) Run(ctx context.Context, workers int) { c.loop.Run(ctx, workers) }
 
-// tappDeleted forgets the expectations of a deleted TApp (one of the same name may follow) and enqueues it.
 // tappUpdated enqueues a changed TApp, unless only its status changed: the status is this controller's own
 // write, which follows a sync, and a sync decides from the spec, the metadata and the pods, whose changes are
 // events of their own. Without this, every status write of a busy TApp would cause one more sync of all its
-// pods, and that sync one more status write.
+// pods, and that sync one more status write. A periodic resync (the same resourceVersion) is enqueued: it is
+// the controllers' safety net, and pod resyncs rely on it (podUpdated).
 func (c *Controller) tappUpdated(oldObj, newObj any) {
 	old, cur := oldObj.(*tkestackv1.TApp), newObj.(*tkestackv1.TApp)
-	if statusOnly(old, cur) {
+	if old.ResourceVersion != cur.ResourceVersion && statusOnly(old, cur) {
 		return
 	}
 	c.loop.Enqueue(cur)
@@ -158,6 +158,7 @@ func statusOnly(old, cur *tkestackv1.TApp) bool {
 		apiequality.Semantic.DeepEqual(old.OwnerReferences, cur.OwnerReferences)
 }
 
+// tappDeleted forgets the expectations of a deleted TApp (one of the same name may follow) and enqueues it.
 func (c *Controller) tappDeleted(obj any) {
 	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
 		c.expectations.Forget(key)

@@ -499,7 +499,7 @@ func TestNewPodsGateIsWrittenOnce(t *testing.T) {
 }
 
 // TestStatusOnlyUpdatesDoNotResync: the controller's own status writes do not enqueue the TApp again; changes of
-// the spec (generation), labels, annotations or deletion do.
+// the spec (generation), labels, annotations or deletion do, and so does a periodic resync (same object).
 func TestStatusOnlyUpdatesDoNotResync(t *testing.T) {
 	h := newHarness(t, testTApp(3))
 	old := testTApp(3)
@@ -508,7 +508,8 @@ func TestStatusOnlyUpdatesDoNotResync(t *testing.T) {
 		change func(*tkestackv1.TApp)
 		want   int
 	}{
-		{name: "status", change: func(a *tkestackv1.TApp) { a.Status.ReadyReplicas = 2; a.ResourceVersion = "2" }, want: 0},
+		{name: "status", change: func(a *tkestackv1.TApp) { a.Status.ReadyReplicas = 2 }, want: 0},
+		{name: "resync", change: func(*tkestackv1.TApp) {}, want: 1},
 		{name: "spec", change: func(a *tkestackv1.TApp) { a.Spec.Replicas = 4; a.Generation = 2 }, want: 1},
 		{name: "labels", change: func(a *tkestackv1.TApp) { a.Labels = map[string]string{"tier": "web"} }, want: 1},
 		{name: "annotations", change: func(a *tkestackv1.TApp) { a.Annotations = map[string]string{"note": "x"} }, want: 1},
@@ -521,6 +522,9 @@ func TestStatusOnlyUpdatesDoNotResync(t *testing.T) {
 				h.ctrl.queue.Forget(key)
 			}
 			cur := old.DeepCopy()
+			if tc.name != "resync" {
+				cur.ResourceVersion = "2" // a write; a resync delivers the same version again
+			}
 			tc.change(cur)
 			h.ctrl.tappUpdated(old, cur)
 			if got := h.ctrl.queue.Len(); got != tc.want {
