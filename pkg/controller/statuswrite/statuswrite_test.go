@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -182,5 +183,71 @@ func TestWriteCanceled(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("conflict first %v: error = %v, want the cancellation", conflictFirst, err)
 		}
+	}
+}
+
+// versionedPools is a NodePool store that behaves as an API server does for status writes: an update must
+// carry the stored resourceVersion (otherwise Conflict) and raises it.
+type versionedPools struct {
+	stored       v1alpha1.NodePool
+	gets, writes int
+}
+
+func (p *versionedPools) Get(_ context.Context, name string, _ metav1.GetOptions) (*v1alpha1.NodePool, error) {
+	p.gets++
+	return p.stored.DeepCopy(), nil
+}
+
+func (p *versionedPools) UpdateStatus(_ context.Context, obj *v1alpha1.NodePool, _ metav1.UpdateOptions) (*v1alpha1.NodePool, error) {
+	p.writes++
+	if obj.ResourceVersion != p.stored.ResourceVersion {
+		return nil, apierrors.NewConflict(v1alpha1.Resource("nodepools"), obj.Name, errors.New("the object has been modified"))
+	}
+	rv, _ := strconv.Atoi(obj.ResourceVersion)
+	p.stored.Status = obj.Status
+	p.stored.ResourceVersion = strconv.Itoa(rv + 1)
+	return p.stored.DeepCopy(), nil
+}
+
+// TestWrittenWritesFromItsLastWrite: syncs that follow one another with the cache still at the version
+// before the first write make no conflicting write and no read; a newer cache, another object of the name,
+// or Forget end the memory.
+func TestWrittenWritesFromItsLastWrite(t *testing.T) {
+	cached := &v1alpha1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "u1", ResourceVersion: "7"}}
+	pools := &versionedPools{stored: *cached.DeepCopy()}
+	var w Written[*v1alpha1.NodePool]
+	ctx := context.Background()
+	for ready := int32(1); ready <= 3; ready++ {
+		if err := w.Write(ctx, pools, "a", cached, withReady(ready), "m", counter{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if pools.writes != 3 || pools.gets != 0 || pools.stored.Status.ReadyNodeNum != 3 {
+		t.Errorf("%d writes, %d reads, status %+v: want 3 writes from the last written version, no read", pools.writes, pools.gets, pools.stored.Status)
+	}
+	// Nothing changes: nothing is written, although the cache still shows readiness 0.
+	if err := w.Write(ctx, pools, "a", cached, withReady(3), "m", counter{}); err != nil || pools.writes != 3 {
+		t.Errorf("error %v, %d writes: want no write of a status the last write already made", err, pools.writes)
+	}
+
+	// The cache caught up: it is used (and the memory dropped).
+	caughtUp := pools.stored.DeepCopy()
+	if got := w.latest("a", caughtUp); got != caughtUp {
+		t.Errorf("latest = %v, want the cache's copy once it is as new", got.ResourceVersion)
+	}
+	if _, ok := w.objs["a"]; ok {
+		t.Error("the memory was kept once the cache showed the write")
+	}
+
+	// Another object of the name, or a remembered version that is not newer: the cache's copy.
+	w.objs = map[string]*v1alpha1.NodePool{"a": pools.stored.DeepCopy()}
+	other := &v1alpha1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "u2", ResourceVersion: "3"}}
+	if got := w.latest("a", other); got != other {
+		t.Error("latest took the memory of another object of the name")
+	}
+	w.objs = map[string]*v1alpha1.NodePool{"a": pools.stored.DeepCopy()}
+	w.Forget("a")
+	if got := w.latest("a", cached); got != cached {
+		t.Error("latest used a memory Forget dropped")
 	}
 }

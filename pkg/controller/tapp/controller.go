@@ -24,6 +24,7 @@ import (
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/expectations"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/statuswrite"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/workloop"
 	"github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned"
@@ -60,6 +61,8 @@ type Controller struct {
 	loop  *workloop.Loop
 	// expectations holds a TApp back while the pod cache has not shown its pod writes (by pod name).
 	expectations *expectations.Expectations[string]
+	// statusWritten holds each TApp as its last status write returned, until the cache shows it.
+	statusWritten statuswrite.Written[*tkestackv1.TApp]
 	recorder     record.EventRecorder
 	updater      *inplace.Updater
 	clock        clock.PassiveClock
@@ -158,10 +161,12 @@ func statusOnly(old, cur *tkestackv1.TApp) bool {
 		apiequality.Semantic.DeepEqual(old.OwnerReferences, cur.OwnerReferences)
 }
 
-// tappDeleted forgets the expectations of a deleted TApp (one of the same name may follow) and enqueues it.
+// tappDeleted forgets the expectations and the last status write of a deleted TApp (one of the same name may
+// follow) and enqueues it.
 func (c *Controller) tappDeleted(obj any) {
 	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
 		c.expectations.Forget(key)
+		c.statusWritten.Forget(key)
 	}
 	c.loop.Enqueue(obj)
 }

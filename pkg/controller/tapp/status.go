@@ -12,7 +12,6 @@ import (
 	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/actions"
-	"github.com/tapp-io/tapp-apiserver/pkg/controller/statuswrite"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 )
 
@@ -119,12 +118,14 @@ func setCondition(conditions *[]metav1.Condition, c metav1.Condition, generation
 	meta.SetStatusCondition(conditions, c)
 }
 
-// writeStatus writes the status when it differs from the TApp's (statuswrite: retried on a fresh read after
-// a conflict, often the cache being behind our own previous write). The status describes the pods, not the
-// TApp's resourceVersion, so it is written on the current TApp, unless that is another TApp or its spec
-// changed since the plan (the sync its change triggers writes the status).
-func (c *Controller) writeStatus(ctx context.Context, tapp *tkestackv1.TApp, plan *policy.Plan, revisions policy.Revisions, failures []actions.Failure) error {
-	return statuswrite.Write(ctx, c.client.TKEStackAppsV1().TApps(tapp.Namespace), tapp.Name, tapp,
+// writeStatus writes the status when it differs from the TApp's, from the TApp its previous status write
+// returned while the cache does not show that write yet (statuswrite.Written: syncs of a TApp whose pods
+// change follow one another faster than the cache shows each status write), retried on a fresh read after a
+// conflict. The status describes the pods, not the TApp's resourceVersion, so it is written on the current
+// TApp, unless that is another TApp or its spec changed since the plan (the sync its change triggers writes
+// the status).
+func (c *Controller) writeStatus(ctx context.Context, key string, tapp *tkestackv1.TApp, plan *policy.Plan, revisions policy.Revisions, failures []actions.Failure) error {
+	return c.statusWritten.Write(ctx, c.client.TKEStackAppsV1().TApps(tapp.Namespace), key, tapp,
 		func(cur *tkestackv1.TApp) (*tkestackv1.TApp, bool) {
 			if cur.UID != tapp.UID || cur.Generation != tapp.Generation {
 				return cur, false

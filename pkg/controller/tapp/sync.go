@@ -74,7 +74,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			}
 		}
 	}
-	if err := c.writeStatus(ctx, tapp, plan, revisions, failures); err != nil {
+	if err := c.writeStatus(ctx, key, tapp, plan, revisions, failures); err != nil {
 		errs = append(errs, err)
 	}
 	if plan.RequeueAfter > 0 {
