@@ -63,9 +63,9 @@ type Controller struct {
 	expectations *expectations.Expectations[string]
 	// statusWritten holds each TApp as its last status write returned, until the cache shows it.
 	statusWritten statuswrite.Written[*tkestackv1.TApp]
-	recorder     record.EventRecorder
-	updater      *inplace.Updater
-	clock        clock.PassiveClock
+	recorder      record.EventRecorder
+	updater       *inplace.Updater
+	clock         clock.PassiveClock
 	// newGates holds the UIDs of pods created by this controller whose first readiness-gate write
 	// (createInstances) is on its way or done but not yet shown by the pod cache: a sync that sees such a pod
 	// with the gate not True leaves it alone rather than writing it a second time from a stale
