@@ -324,11 +324,11 @@ func renderWorkloads(b *strings.Builder, upHeading, rollHeading, label string, u
 	if len(ups) > 0 {
 		p("%s, %s\n\n", upHeading, label)
 		if len(downs) > 0 {
-			p("| kind | 0→N Ready (s) | all created (s) | pods/s | pod Ready p50 / p99 (s) | × StatefulSet time | × limit throughput | N→0 gone (s) | pods/s | × StatefulSet time | CPU s up: tapp-apiserver / kube-apiserver / KCM / scheduler / etcd / bench |\n")
-			p("|---|---|---|---|---|---|---|---|---|---|---|\n")
+			p("| kind | 0→N Ready (s) | all created (s) | pods/s | pod Ready p50 / p99 (s) | × StatefulSet time | × limit throughput | N→0 gone (s) | pods/s | × StatefulSet time | CPU s up: tapp-apiserver / kube-apiserver / KCM / scheduler / etcd / bench | CPU s up, all six / cores busy |\n")
+			p("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		} else {
-			p("| kind | 0→N Ready (s) | all created (s) | pods/s | pod Ready p50 / p99 (s) | × StatefulSet time | CPU s up: tapp-apiserver / kube-apiserver / KCM / scheduler / etcd / bench |\n")
-			p("|---|---|---|---|---|---|---|\n")
+			p("| kind | 0→N Ready (s) | all created (s) | pods/s | pod Ready p50 / p99 (s) | × StatefulSet time | CPU s up: tapp-apiserver / kube-apiserver / KCM / scheduler / etcd / bench | CPU s up, all six / cores busy |\n")
+			p("|---|---|---|---|---|---|---|---|\n")
 		}
 		for _, up := range ups {
 			p("| %s | %s | %.2f | %.1f | %.2f / %.2f | %.2f |", up.Kind, doneText(up.Seconds, up.Completed), up.AllCreatedSeconds, up.PodsPerSecond,
@@ -341,8 +341,10 @@ func renderWorkloads(b *strings.Builder, upHeading, rollHeading, label string, u
 					p(" – | – | – |")
 				}
 			}
-			p(" %.1f / %.1f / %.1f / %.1f / %.1f / %.1f |\n", up.ServerCPUSeconds, up.KubeAPIServerCPUSeconds, up.ControllerManagerCPUSeconds,
-				up.SchedulerCPUSeconds, up.EtcdCPUSeconds, up.BenchmarkProcessCPUSeconds)
+			all := up.ServerCPUSeconds + up.KubeAPIServerCPUSeconds + up.ControllerManagerCPUSeconds + up.SchedulerCPUSeconds +
+				up.EtcdCPUSeconds + up.BenchmarkProcessCPUSeconds
+			p(" %.1f / %.1f / %.1f / %.1f / %.1f / %.1f | %.1f / %s |\n", up.ServerCPUSeconds, up.KubeAPIServerCPUSeconds, up.ControllerManagerCPUSeconds,
+				up.SchedulerCPUSeconds, up.EtcdCPUSeconds, up.BenchmarkProcessCPUSeconds, all, coresBusy(all, up.Seconds))
 		}
 		p("\nN = %d.\n\n", ups[0].Replicas)
 	}
@@ -373,6 +375,35 @@ func renderWorkloads(b *strings.Builder, upHeading, rollHeading, label string, u
 		}
 	}
 	p("\n")
+	var tappRows []string
+	tappRow := func(kind, phase string, w map[string]int) {
+		if total, conflicts, parts := writesSummary(w); total > 0 {
+			tappRows = append(tappRows, fmt.Sprintf("| %s | %s | %d | %d | %s |\n", kind, phase, total, conflicts, parts))
+		}
+	}
+	for _, up := range ups {
+		tappRow(up.Kind, "scale-up", up.TAppAPIWrites)
+		if r := findRoll(rolls, up.Kind); r != nil {
+			tappRow(r.Kind, "rolling update", r.TAppAPIWrites)
+		}
+		if d := findRun(downs, up.Kind); d != nil {
+			tappRow(up.Kind, "scale-down", d.TAppAPIWrites)
+		}
+	}
+	if len(tappRows) > 0 {
+		p("**Write requests tapp-apiserver received, %s** (its own API: TApp status and scale):\n\n", label)
+		p("| kind | phase | writes | of which 409 Conflict | by verb and resource |\n|---|---|---|---|---|\n")
+		p("%s\n", strings.Join(tappRows, ""))
+	}
+}
+
+// coresBusy is the CPU seconds of the measured processes over the phase's wall-clock seconds: how many of
+// the machine's cores they kept busy on average ("–" when the phase took no time).
+func coresBusy(cpuSeconds, seconds float64) string {
+	if seconds <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", cpuSeconds/seconds)
 }
 
 func renderAPITables(b *strings.Builder, a *APIPathResult) {

@@ -116,8 +116,15 @@ func TestRenderMarkdownBudgets(t *testing.T) {
 			t.Errorf("results.json has no %s", field)
 		}
 	}
+	// The first TApp scale-up: its processes' CPU, and what tapp-apiserver received.
+	tappUp := &res.ScaleUp[0]
+	tappUp.ServerCPUSeconds, tappUp.KubeAPIServerCPUSeconds, tappUp.EtcdCPUSeconds = 3, 12, 3
+	tappUp.TAppAPIWrites = map[string]int{"PUT tapps/status": 80, "PUT tapps/status (409)": 2, "PUT tapps/scale": 1}
 	md := renderMarkdown(res)
 	for _, s := range []string{
+		"| 3.0 / 12.0 / 0.0 / 0.0 / 3.0 / 0.0 | 18.0 / 2.00 |",
+		"**Write requests tapp-apiserver received, controller client budget 100/200 (QPS/burst)**",
+		"| TApp | scale-up | 83 | 2 | PUT tapps/status 80, PUT tapps/status (409) 2, PUT tapps/scale 1 |",
 		"### 3. Scale-up and scale-down, controller client budget 100/200",
 		"### 3. Scale-up and scale-down, controller client budget 2000/2500",
 		"### 4. Rolling image update (maxUnavailable 25%), controller client budget 2000/2500",
