@@ -66,9 +66,11 @@ type options struct {
 	profileSeconds    int
 	listDuration      time.Duration
 	repeats           int
-	timeout           time.Duration
-	command           string
-	extraServerArgs   []string
+	// rounds is how many times sections 3 and 4 run every kind.
+	rounds          int
+	timeout         time.Duration
+	command         string
+	extraServerArgs []string
 }
 
 type bench struct {
@@ -78,6 +80,8 @@ type bench struct {
 	// clusterTag names the current workloads cluster in profile file names and errors: its budget, and the
 	// variant if any.
 	clusterTag string
+	// round is the round of sections 3 and 4 being run, from 0 (profiles are taken in the first only).
+	round int
 	// profiling counts the CPU profiles being taken.
 	profiling sync.WaitGroup
 	// clientConfig is the admin through kube-apiserver with the benchmark's rate limit and JSON.
@@ -109,6 +113,7 @@ func Main() int {
 	flag.IntVar(&opts.profileSeconds, "profile", 0, "seconds of CPU profile to take of kube-apiserver at the start of every kind's scale-up and rolling update, and of tapp-apiserver during TApp's, at each budget (0: none); written to <out>/profiles")
 	flag.IntVar(&opts.admissionOps, "admission-ops", 20, "creates per cell through the shipped admission chain (section 1b)")
 	flag.IntVar(&opts.repeats, "repeats", 3, "repeats of the fan-out variants")
+	flag.IntVar(&opts.rounds, "rounds", 3, "rounds of sections 3 and 4: every kind runs this many times, the kinds taking turns, and is reported by its median round")
 	flag.DurationVar(&opts.timeout, "timeout", 60*time.Minute, "bound of the whole run")
 	flag.StringVar(&opts.command, "command", "", "the command to record (make bench sets it)")
 	var extra string
@@ -213,7 +218,7 @@ func run(opts options) error {
 		Scale:         opts.scale,
 		Settings: Settings{
 			ClientQPS: clientQPS, ClientBurst: clientBurst,
-			Budgets: opts.budgets, ControllerWorkers: opts.controllerWorkers,
+			Budgets: opts.budgets, ControllerWorkers: opts.controllerWorkers, Rounds: opts.rounds,
 			ServerArgs: serverArgs, APIServerArgs: apiServerArgs,
 			KubeAPIServerArgs: kubeAPIServerArgs, ControllerManagerArgs: controllerManagerArgs, SchedulerArgs: schedulerArgs,
 			Nodes: 3,
@@ -419,7 +424,7 @@ func (b *bench) admissionSection(ctx context.Context) error {
 func (b *bench) workloadSections(ctx context.Context, budget Budget, first bool) error {
 	if b.opts.sections["workloads"] || b.opts.sections["rollout"] {
 		kinds := []string{kindTApp, kindStatefulSet, kindDeployment, kindLimit, kindLimitGate}
-		ups, downs, rolls, err := b.runWorkloads(ctx, kinds, b.opts.sections["rollout"], budget)
+		ups, downs, rolls, err := b.runWorkloads(ctx, kinds, b.opts.sections["rollout"], budget, b.opts.rounds)
 		if err != nil {
 			b.fail("workloads at %s: %v", budget, err)
 		}
@@ -462,7 +467,7 @@ func (b *bench) modelledRollout(ctx context.Context, cost localcluster.NodeCostM
 		ContainerStart: ms(cost.ContainerStart), VolumeAttach: ms(cost.VolumeAttach),
 	}}
 	b.res.RolloutModelled = m
-	ups, _, rolls, err := b.runWorkloads(ctx, []string{kindTApp, kindStatefulSet}, true, budget)
+	ups, _, rolls, err := b.runWorkloads(ctx, []string{kindTApp, kindStatefulSet}, true, budget, 1)
 	m.ScaleUp, m.RollingUpdate = ups, rolls
 	return err
 }

@@ -347,6 +347,7 @@ func renderWorkloads(b *strings.Builder, upHeading, rollHeading, label string, u
 				up.SchedulerCPUSeconds, up.EtcdCPUSeconds, up.BenchmarkProcessCPUSeconds, all, coresBusy(all, up.Seconds))
 		}
 		p("\nN = %d.\n\n", ups[0].Replicas)
+		p("%s", roundsNote(ups, func(r WorkloadRun) []float64 { return r.RoundSeconds }, "0→N Ready"))
 	}
 	if len(rolls) > 0 {
 		p("%s (maxUnavailable %s), %s\n\n", rollHeading, rolls[0].MaxUnavailable, label)
@@ -355,6 +356,8 @@ func renderWorkloads(b *strings.Builder, upHeading, rollHeading, label string, u
 			p("| %s | %s |\n", r.Kind, rollCells(r.RollRun))
 		}
 		p("\nN = %d. Per instance: divided by the N instances updated (in place) or recreated.\n\n", rolls[0].Replicas)
+		p("%s", roundsNote(rolls, func(r RolloutRun) []float64 { return r.RoundSeconds }, "time"))
+		p("%s", roundsNote(rolls, func(r RolloutRun) []float64 { return r.RoundCPUMsPerInstance }, "kube-apiserver CPU ms per instance"))
 	}
 	if len(ups) == 0 {
 		return
@@ -395,6 +398,30 @@ func renderWorkloads(b *strings.Builder, upHeading, rollHeading, label string, u
 		p("| kind | phase | writes | of which 409 Conflict | by verb and resource |\n|---|---|---|---|---|\n")
 		p("%s\n", strings.Join(tappRows, ""))
 	}
+}
+
+// roundsNote says, when the runs were rounds, that the table gives medians, and lists every round's value of
+// what of says, per kind ("" when a single round was run).
+func roundsNote[R interface{ kindName() string }](runs []R, of func(R) []float64, what string) string {
+	var parts []string
+	rounds := 0
+	for _, r := range runs {
+		values := of(r)
+		if len(values) < 2 {
+			continue
+		}
+		rounds = max(rounds, len(values))
+		texts := make([]string, len(values))
+		for i, v := range values {
+			texts[i] = fmt.Sprintf("%.2f", v)
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", r.kindName(), strings.Join(texts, ", ")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Medians of %d rounds (the kinds taking turns); %s of every round, in the order run: %s.\n\n",
+		rounds, what, strings.Join(parts, "; "))
 }
 
 // coresBusy is the CPU seconds of the measured processes over the phase's wall-clock seconds: how many of

@@ -59,7 +59,9 @@ type Settings struct {
 	// The budget's flags are not repeated in ServerArgs and ControllerManagerArgs.
 	Budgets           []Budget `json:"budgets"`
 	ControllerWorkers int      `json:"controllerWorkers"`
-	ServerArgs        []string `json:"serverArgs"`
+	// Rounds is how many times sections 3 and 4 ran every kind (--rounds).
+	Rounds     int      `json:"rounds"`
+	ServerArgs []string `json:"serverArgs"`
 	// APIServerArgs are the extra flags of tapp-apiserver on the API/memory cluster.
 	APIServerArgs         []string `json:"apiServerArgs"`
 	KubeAPIServerArgs     []string `json:"kubeAPIServerArgs"`
@@ -165,6 +167,10 @@ type WorkloadRun struct {
 	// "VERB resource[/subresource] [(error code)]" (apiserver_request_total).
 	KubeAPIWrites map[string]int `json:"kubeAPIWrites,omitempty"`
 	TAppAPIWrites map[string]int `json:"tappAPIWrites,omitempty"`
+	// RoundSeconds is every round's time, in the order run, when the kind ran more than one round (--rounds):
+	// the run recorded is then the round of the median time, with AllCreatedSeconds and PodsPerSecond the
+	// medians over the rounds.
+	RoundSeconds []float64 `json:"roundSeconds,omitempty"`
 }
 
 // Budget is a client rate limit of the controllers: tapp-apiserver's --controller-kube-api-qps/-burst,
@@ -203,6 +209,11 @@ type RollRun struct {
 	// KubeAPIWrites and TAppAPIWrites count the write requests each server received during the roll.
 	KubeAPIWrites map[string]int `json:"kubeAPIWrites,omitempty"`
 	TAppAPIWrites map[string]int `json:"tappAPIWrites,omitempty"`
+	// RoundSeconds and RoundCPUMsPerInstance are every round's time and kube-apiserver CPU per instance, in the
+	// order run, when the kind ran more than one round (--rounds, section 4): the roll recorded is then the
+	// round of the median time, with KubeAPIServerCPUMsPerInstance and KubeAPIWritesPerInstance the medians.
+	RoundSeconds          []float64 `json:"roundSeconds,omitempty"`
+	RoundCPUMsPerInstance []float64 `json:"roundCPUMsPerInstance,omitempty"`
 }
 
 // RolloutRun is one rolling image update of one kind (section 4 and the modelled rollout).

@@ -357,7 +357,11 @@ func ignoreNotFound(err error) error {
 
 // runWorkloads is sections 3 and 4 at one budget (the cluster's): per kind, 0→N until every pod is Ready,
 // then (not for the limit) a rolling image update of the N instances, then N→0 until every pod is gone.
-func (b *bench) runWorkloads(ctx context.Context, kinds []string, rollout bool, budget Budget) (ups, downs []WorkloadRun, rolls []RolloutRun, err error) {
+// runWorkloads runs, rounds times with the kinds taking turns (each round starts one kind further along, so
+// that no kind always follows the same other), each kind's scale-up, rolling update (when rollout is set and
+// the kind is a controller) and scale-down, and returns per kind its median round (medianWorkloadRun,
+// medianRolloutRun). Profiles are taken in the first round only.
+func (b *bench) runWorkloads(ctx context.Context, kinds []string, rollout bool, budget Budget, rounds int) (ups, downs []WorkloadRun, rolls []RolloutRun, err error) {
 	n := b.count(1000, 20)
 	tappClient, err := versioned.NewForConfig(b.clientConfig)
 	if err != nil {
@@ -368,43 +372,85 @@ func (b *bench) runWorkloads(ctx context.Context, kinds []string, rollout bool, 
 		pids[name] = b.cluster.PID(name)
 	}
 	pids["self"] = 0
+	type kindRounds struct {
+		ups, downs []WorkloadRun
+		rolls      []RolloutRun
+	}
+	byKind := map[string]*kindRounds{}
 	for _, kind := range kinds {
-		if ctx.Err() != nil {
-			return ups, downs, rolls, ctx.Err()
+		byKind[kind] = &kindRounds{}
+	}
+	defer func() { b.round = 0 }()
+rounds:
+	for round := 0; round < max(rounds, 1); round++ {
+		b.round = round
+		if rounds > 1 {
+			b.logf("round %d of %d (%s)", round+1, rounds, b.clusterTag)
 		}
-		ns := map[string]string{kindTApp: "wl-tapp", kindStatefulSet: "wl-statefulset", kindDeployment: "wl-deployment", kindLimit: "wl-limit", kindLimitGate: "wl-limit-gate"}[kind]
-		if err := b.ensureNamespace(ctx, ns); err != nil {
-			return ups, downs, rolls, err
-		}
-		var w workload
-		switch kind {
-		case kindTApp:
-			w = &tappWorkload{client: tappClient, namespace: ns}
-		case kindStatefulSet:
-			w = &statefulSetWorkload{client: b.kube, namespace: ns}
-		case kindDeployment:
-			w = &deploymentWorkload{client: b.kube, namespace: ns}
-		case kindLimit, kindLimitGate:
-			if w, err = newLimitWorkload(b.cluster.AdminConfig, budget.QPS, budget.Burst, ns, kind == kindLimitGate); err != nil {
-				return ups, downs, rolls, err
+		for i := range kinds {
+			if err = ctx.Err(); err != nil {
+				break rounds
+			}
+			kind := kinds[(i+round)%len(kinds)]
+			up, roll, down, kerr := b.runKind(ctx, kind, tappClient, n, rollout, budget, pids)
+			if kerr != nil {
+				err = kerr
+				break rounds
+			}
+			k := byKind[kind]
+			k.ups, k.downs = append(k.ups, up), append(k.downs, down)
+			if roll != nil {
+				k.rolls = append(k.rolls, *roll)
 			}
 		}
-		up, roll, down, err := b.runWorkload(ctx, kind, ns, w, n, rollout && !isBareClient(kind), pids)
-		if err != nil {
-			b.fail("%s (%s): %v", kind, b.clusterTag, err)
+	}
+	for _, kind := range kinds {
+		k := byKind[kind]
+		if len(k.ups) == 0 {
+			continue // not run: the section ended before its turn
 		}
-		up.Budget, down.Budget = budget, budget
-		ups = append(ups, up)
-		downs = append(downs, down)
-		if roll != nil {
-			roll.Budget = budget
-			rolls = append(rolls, *roll)
+		ups = append(ups, medianWorkloadRun(k.ups))
+		downs = append(downs, medianWorkloadRun(k.downs))
+		if len(k.rolls) > 0 {
+			rolls = append(rolls, medianRolloutRun(k.rolls))
 		}
 	}
 	workloadRatios(ups)
 	workloadRatios(downs)
 	setSpeedups(rollsOf(rolls))
-	return ups, downs, rolls, nil
+	return ups, downs, rolls, err
+}
+
+// runKind runs one round of one kind in its namespace: scale-up, rolling update (when rollout is set and the
+// kind is a controller) and scale-down. A failure of the kind is recorded (b.fail) and its runs are returned
+// as far as they went; the error is the one that ends the section (a namespace or client not made).
+func (b *bench) runKind(ctx context.Context, kind string, tappClient versioned.Interface, n int, rollout bool, budget Budget, pids map[string]int) (up WorkloadRun, roll *RolloutRun, down WorkloadRun, err error) {
+	ns := map[string]string{kindTApp: "wl-tapp", kindStatefulSet: "wl-statefulset", kindDeployment: "wl-deployment", kindLimit: "wl-limit", kindLimitGate: "wl-limit-gate"}[kind]
+	if err := b.ensureNamespace(ctx, ns); err != nil {
+		return up, nil, down, err
+	}
+	var w workload
+	switch kind {
+	case kindTApp:
+		w = &tappWorkload{client: tappClient, namespace: ns}
+	case kindStatefulSet:
+		w = &statefulSetWorkload{client: b.kube, namespace: ns}
+	case kindDeployment:
+		w = &deploymentWorkload{client: b.kube, namespace: ns}
+	case kindLimit, kindLimitGate:
+		if w, err = newLimitWorkload(b.cluster.AdminConfig, budget.QPS, budget.Burst, ns, kind == kindLimitGate); err != nil {
+			return up, nil, down, err
+		}
+	}
+	up, roll, down, err = b.runWorkload(ctx, kind, ns, w, n, rollout && !isBareClient(kind), pids)
+	if err != nil {
+		b.fail("%s (%s): %v", kind, b.clusterTag, err)
+	}
+	up.Budget, down.Budget = budget, budget
+	if roll != nil {
+		roll.Budget = budget
+	}
+	return up, roll, down, nil
 }
 
 func workloadRatios(runs []WorkloadRun) {
@@ -582,7 +628,7 @@ func (b *bench) writeCounter(ctx context.Context) func(context.Context) (map[str
 // for TApp. The file names carry the server, kind, phase and the cluster's tag (budget, variant). A server
 // takes one CPU profile at a time: profile first waits, before the phase starts, for the previous ones to end.
 func (b *bench) profile(ctx context.Context, kind, phase string) {
-	if b.opts.profileSeconds <= 0 || isBareClient(kind) {
+	if b.opts.profileSeconds <= 0 || isBareClient(kind) || b.round > 0 {
 		return
 	}
 	b.profiling.Wait()
