@@ -156,11 +156,12 @@ func findRoll(runs []RolloutRun, kind string) *RolloutRun {
 	return nil
 }
 
-// allowedUnavailable is maxUnavailable ("25%" or "250") of replicas, rounded down as the workload
-// controllers do.
+// allowedUnavailable is maxUnavailable ("25%" or "250") of replicas as the TApp controller resolves it
+// (policy.MaxUnavailable): a percentage rounded up, as StatefulSet's controller does too (Deployment's rounds
+// down). Both give 250 of 1000; the rounding matters at small --scale (13 of 50).
 func allowedUnavailable(maxUnavailable string, replicas int) int {
 	v := intstr.Parse(maxUnavailable)
-	n, err := intstr.GetScaledValueFromIntOrPercent(&v, replicas, false)
+	n, err := intstr.GetScaledValueFromIntOrPercent(&v, replicas, true)
 	if err != nil {
 		return 0
 	}

@@ -139,3 +139,17 @@ func TestRenderMarkdownBudgets(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowedUnavailable: the target's budget resolves maxUnavailable as the TApp controller does (a
+// percentage rounded up), not as Deployment's (rounded down).
+func TestAllowedUnavailable(t *testing.T) {
+	for _, tc := range []struct {
+		max      string
+		replicas int
+		want     int
+	}{{"25%", 1000, 250}, {"25%", 50, 13}, {"3", 50, 3}} {
+		if got := allowedUnavailable(tc.max, tc.replicas); got != tc.want {
+			t.Errorf("allowedUnavailable(%s, %d) = %d, want %d", tc.max, tc.replicas, got, tc.want)
+		}
+	}
+}
