@@ -356,11 +356,10 @@ func ignoreNotFound(err error) error {
 }
 
 // runWorkloads is sections 3 and 4 at one budget (the cluster's): per kind, 0→N until every pod is Ready,
-// then (not for the limit) a rolling image update of the N instances, then N→0 until every pod is gone.
-// runWorkloads runs, rounds times with the kinds taking turns (each round starts one kind further along, so
-// that no kind always follows the same other), each kind's scale-up, rolling update (when rollout is set and
-// the kind is a controller) and scale-down, and returns per kind its median round (medianWorkloadRun,
-// medianRolloutRun). Profiles are taken in the first round only.
+// then (when rollout is set, not for the bare clients) a rolling image update of the N instances, then N→0
+// until every pod is gone. It runs this rounds times, the kinds taking turns (each round starts one kind
+// further along, so that no kind always follows the same other), and returns per kind its median round
+// (medianWorkloadRun, medianRolloutRun). Profiles are taken in the first round only.
 func (b *bench) runWorkloads(ctx context.Context, kinds []string, rollout bool, budget Budget, rounds int) (ups, downs []WorkloadRun, rolls []RolloutRun, err error) {
 	n := b.count(1000, 20)
 	tappClient, err := versioned.NewForConfig(b.clientConfig)
