@@ -365,35 +365,8 @@ func renderWorkloads(b *strings.Builder, upHeading, rollHeading, label string, u
 	}
 	p("**Write requests kube-apiserver received, %s** (apiserver_request_total; events, leases and endpoints left out):\n\n", label)
 	p("| kind | phase | writes | of which 409 Conflict | by verb and resource |\n|---|---|---|---|---|\n")
-	row := func(kind, phase string, w map[string]int) {
-		total, conflicts, parts := writesSummary(w)
-		p("| %s | %s | %d | %d | %s |\n", kind, phase, total, conflicts, parts)
-	}
-	for _, up := range ups {
-		row(up.Kind, "scale-up", up.KubeAPIWrites)
-		if r := findRoll(rolls, up.Kind); r != nil {
-			row(r.Kind, "rolling update", r.KubeAPIWrites)
-		}
-		if d := findRun(downs, up.Kind); d != nil {
-			row(up.Kind, "scale-down", d.KubeAPIWrites)
-		}
-	}
-	p("\n")
-	var tappRows []string
-	tappRow := func(kind, phase string, w map[string]int) {
-		if total, conflicts, parts := writesSummary(w); total > 0 {
-			tappRows = append(tappRows, fmt.Sprintf("| %s | %s | %d | %d | %s |\n", kind, phase, total, conflicts, parts))
-		}
-	}
-	for _, up := range ups {
-		tappRow(up.Kind, "scale-up", up.TAppAPIWrites)
-		if r := findRoll(rolls, up.Kind); r != nil {
-			tappRow(r.Kind, "rolling update", r.TAppAPIWrites)
-		}
-		if d := findRun(downs, up.Kind); d != nil {
-			tappRow(up.Kind, "scale-down", d.TAppAPIWrites)
-		}
-	}
+	p("%s\n", strings.Join(writeRows(ups, downs, rolls, false), ""))
+	tappRows := writeRows(ups, downs, rolls, true)
 	if len(tappRows) > 0 {
 		p("**Write requests tapp-apiserver received, %s** (its own API: TApp status and scale):\n\n", label)
 		p("| kind | phase | writes | of which 409 Conflict | by verb and resource |\n|---|---|---|---|---|\n")
@@ -423,6 +396,31 @@ func roundsNote[R interface{ kindName() string }](runs []R, of func(R) []float64
 	}
 	return fmt.Sprintf("Medians of %d rounds (the kinds taking turns); %s of every round, in the order run: %s.\n\n",
 		rounds, what, strings.Join(parts, "; "))
+}
+
+// writeRows are the rows of a writes table, per kind its scale-up, rolling update and scale-down: of the
+// writes kube-apiserver received, or (tapp) of those tapp-apiserver received, leaving out phases without any.
+func writeRows(ups, downs []WorkloadRun, rolls []RolloutRun, tapp bool) []string {
+	var rows []string
+	row := func(kind, phase string, kube, own map[string]int) {
+		w := kube
+		if tapp {
+			w = own
+		}
+		if total, conflicts, parts := writesSummary(w); total > 0 || !tapp {
+			rows = append(rows, fmt.Sprintf("| %s | %s | %d | %d | %s |\n", kind, phase, total, conflicts, parts))
+		}
+	}
+	for _, up := range ups {
+		row(up.Kind, "scale-up", up.KubeAPIWrites, up.TAppAPIWrites)
+		if r := findRoll(rolls, up.Kind); r != nil {
+			row(r.Kind, "rolling update", r.KubeAPIWrites, r.TAppAPIWrites)
+		}
+		if d := findRun(downs, up.Kind); d != nil {
+			row(up.Kind, "scale-down", d.KubeAPIWrites, d.TAppAPIWrites)
+		}
+	}
+	return rows
 }
 
 // coresBusy is the CPU seconds of the measured processes over the phase's wall-clock seconds: how many of

@@ -25,6 +25,25 @@ func median(values []float64) float64 {
 	return values[medianIndex(values)]
 }
 
+// medianRound returns the round of runs whose seconds is the median, and every round's seconds in the order
+// run; completed tells whether every round completed.
+func medianRound[R any](runs []R, seconds func(R) float64, completed func(R) bool) (R, []float64, bool) {
+	all, done := make([]float64, len(runs)), true
+	for i, r := range runs {
+		all[i], done = seconds(r), done && completed(r)
+	}
+	return runs[medianIndex(all)], all, done
+}
+
+// medianOf is the median over runs of what f gives.
+func medianOf[R any](runs []R, f func(R) float64) float64 {
+	values := make([]float64, len(runs))
+	for i, r := range runs {
+		values[i] = f(r)
+	}
+	return median(values)
+}
+
 // medianWorkloadRun returns the round of runs (one kind's scale-ups or scale-downs) whose time is the median,
 // with AllCreatedSeconds and PodsPerSecond the medians over the rounds, Completed only if every round
 // completed, and every round's time in RoundSeconds (when there was more than one).
@@ -32,14 +51,10 @@ func medianWorkloadRun(runs []WorkloadRun) WorkloadRun {
 	if len(runs) == 0 {
 		return WorkloadRun{}
 	}
-	seconds, created, rates := make([]float64, len(runs)), make([]float64, len(runs)), make([]float64, len(runs))
-	completed := true
-	for i, r := range runs {
-		seconds[i], created[i], rates[i] = r.Seconds, r.AllCreatedSeconds, r.PodsPerSecond
-		completed = completed && r.Completed
-	}
-	out := runs[medianIndex(seconds)]
-	out.AllCreatedSeconds, out.PodsPerSecond, out.Completed = median(created), median(rates), completed
+	out, seconds, completed := medianRound(runs, func(r WorkloadRun) float64 { return r.Seconds }, func(r WorkloadRun) bool { return r.Completed })
+	out.Completed = completed
+	out.AllCreatedSeconds = medianOf(runs, func(r WorkloadRun) float64 { return r.AllCreatedSeconds })
+	out.PodsPerSecond = medianOf(runs, func(r WorkloadRun) float64 { return r.PodsPerSecond })
 	if len(runs) > 1 {
 		out.RoundSeconds = seconds
 	}
@@ -53,16 +68,17 @@ func medianRolloutRun(rolls []RolloutRun) RolloutRun {
 	if len(rolls) == 0 {
 		return RolloutRun{}
 	}
-	seconds, cpu, writes := make([]float64, len(rolls)), make([]float64, len(rolls)), make([]float64, len(rolls))
-	completed := true
-	for i, r := range rolls {
-		seconds[i], cpu[i], writes[i] = r.Seconds, r.KubeAPIServerCPUMsPerInstance, r.KubeAPIWritesPerInstance
-		completed = completed && r.Completed
-	}
-	out := rolls[medianIndex(seconds)]
-	out.KubeAPIServerCPUMsPerInstance, out.KubeAPIWritesPerInstance, out.Completed = median(cpu), median(writes), completed
+	cpu := func(r RolloutRun) float64 { return r.KubeAPIServerCPUMsPerInstance }
+	out, seconds, completed := medianRound(rolls, func(r RolloutRun) float64 { return r.Seconds }, func(r RolloutRun) bool { return r.Completed })
+	out.Completed = completed
+	out.KubeAPIServerCPUMsPerInstance = medianOf(rolls, cpu)
+	out.KubeAPIWritesPerInstance = medianOf(rolls, func(r RolloutRun) float64 { return r.KubeAPIWritesPerInstance })
 	if len(rolls) > 1 {
-		out.RoundSeconds, out.RoundCPUMsPerInstance = seconds, cpu
+		out.RoundSeconds = seconds
+		out.RoundCPUMsPerInstance = make([]float64, len(rolls))
+		for i, r := range rolls {
+			out.RoundCPUMsPerInstance[i] = cpu(r)
+		}
 	}
 	return out
 }
