@@ -1635,8 +1635,13 @@ func schema_pkg_apis_tkestack_v1_TAppStatus(ref common.ReferenceCallback) common
 						},
 					},
 					"statuses": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-map-type": "atomic",
+							},
+						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Statuses is the observed state of every instance, keyed by instance id.",
+							Description: "Statuses is the observed state of every instance, keyed by instance id. The controller writes the map whole, and server-side apply treats it as one field.",
 							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,

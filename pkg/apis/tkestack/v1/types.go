@@ -237,8 +237,10 @@ type TAppStatus struct {
 	// +optional
 	AppStatus AppStatus `json:"appStatus,omitempty"`
 
-	// Statuses is the observed state of every instance, keyed by instance id.
+	// Statuses is the observed state of every instance, keyed by instance id. The controller writes the map
+	// whole, and server-side apply treats it as one field.
 	// +optional
+	// +mapType=atomic
 	Statuses map[string]InstanceStatus `json:"statuses,omitempty"`
 
 	// Conditions are the latest observations of the TApp's state, such as Progressing and Available.

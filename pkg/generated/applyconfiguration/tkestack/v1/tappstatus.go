@@ -43,7 +43,8 @@ type TAppStatusApplyConfiguration struct {
 	ScaleLabelSelector *string `json:"scaleLabelSelector,omitempty"`
 	// AppStatus summarises the TApp: Pending, Running, Failed, Succ or Killed.
 	AppStatus *tkestackv1.AppStatus `json:"appStatus,omitempty"`
-	// Statuses is the observed state of every instance, keyed by instance id.
+	// Statuses is the observed state of every instance, keyed by instance id. The controller writes the map
+	// whole, and server-side apply treats it as one field.
 	Statuses map[string]tkestackv1.InstanceStatus `json:"statuses,omitempty"`
 	// Conditions are the latest observations of the TApp's state, such as Progressing and Available.
 	Conditions []metav1.ConditionApplyConfiguration `json:"conditions,omitempty"`
