@@ -365,8 +365,14 @@ func renderWorkloads(b *strings.Builder, upHeading, rollHeading, label string, u
 	}
 	p("**Write requests kube-apiserver received, %s** (apiserver_request_total; events, leases and endpoints left out):\n\n", label)
 	p("| kind | phase | writes | of which 409 Conflict | by verb and resource |\n|---|---|---|---|---|\n")
-	p("%s\n", strings.Join(writeRows(ups, downs, rolls, false), ""))
-	tappRows := writeRows(ups, downs, rolls, true)
+	var tappRows []string // only phases in which tapp-apiserver received writes
+	for _, w := range phasesWrites(ups, downs, rolls) {
+		p("%s", writesRow(w.kind, w.phase, w.kube))
+		if total, _, _ := writesSummary(w.tapp); total > 0 {
+			tappRows = append(tappRows, writesRow(w.kind, w.phase, w.tapp))
+		}
+	}
+	p("\n")
 	if len(tappRows) > 0 {
 		p("**Write requests tapp-apiserver received, %s** (its own API: TApp status and scale):\n\n", label)
 		p("| kind | phase | writes | of which 409 Conflict | by verb and resource |\n|---|---|---|---|---|\n")
@@ -398,29 +404,32 @@ func roundsNote[R interface{ kindName() string }](runs []R, of func(R) []float64
 		rounds, what, strings.Join(parts, "; "))
 }
 
-// writeRows are the rows of a writes table, per kind its scale-up, rolling update and scale-down: of the
-// writes kube-apiserver received, or (tapp) of those tapp-apiserver received, leaving out phases without any.
-func writeRows(ups, downs []WorkloadRun, rolls []RolloutRun, tapp bool) []string {
-	var rows []string
-	row := func(kind, phase string, kube, own map[string]int) {
-		w := kube
-		if tapp {
-			w = own
-		}
-		if total, conflicts, parts := writesSummary(w); total > 0 || !tapp {
-			rows = append(rows, fmt.Sprintf("| %s | %s | %d | %d | %s |\n", kind, phase, total, conflicts, parts))
-		}
-	}
+// phaseWrites are the write requests of one phase of one kind: those kube-apiserver received and those
+// tapp-apiserver received.
+type phaseWrites struct {
+	kind, phase string
+	kube, tapp  map[string]int
+}
+
+// phasesWrites lists, per kind, the writes of its scale-up, rolling update and scale-down, in that order.
+func phasesWrites(ups, downs []WorkloadRun, rolls []RolloutRun) []phaseWrites {
+	var out []phaseWrites
 	for _, up := range ups {
-		row(up.Kind, "scale-up", up.KubeAPIWrites, up.TAppAPIWrites)
+		out = append(out, phaseWrites{up.Kind, "scale-up", up.KubeAPIWrites, up.TAppAPIWrites})
 		if r := findRoll(rolls, up.Kind); r != nil {
-			row(r.Kind, "rolling update", r.KubeAPIWrites, r.TAppAPIWrites)
+			out = append(out, phaseWrites{r.Kind, "rolling update", r.KubeAPIWrites, r.TAppAPIWrites})
 		}
 		if d := findRun(downs, up.Kind); d != nil {
-			row(up.Kind, "scale-down", d.KubeAPIWrites, d.TAppAPIWrites)
+			out = append(out, phaseWrites{up.Kind, "scale-down", d.KubeAPIWrites, d.TAppAPIWrites})
 		}
 	}
-	return rows
+	return out
+}
+
+// writesRow is the row of a writes table for one phase's writes w.
+func writesRow(kind, phase string, w map[string]int) string {
+	total, conflicts, parts := writesSummary(w)
+	return fmt.Sprintf("| %s | %s | %d | %d | %s |\n", kind, phase, total, conflicts, parts)
 }
 
 // coresBusy is the CPU seconds of the measured processes over the phase's wall-clock seconds: how many of
