@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -66,12 +65,9 @@ type Controller struct {
 	recorder      record.EventRecorder
 	updater       *inplace.Updater
 	clock         clock.PassiveClock
-	// newGates holds the UIDs of pods created by this controller whose first readiness-gate write
-	// (createInstances) is on its way or done but not yet shown by the pod cache: a sync that sees such a pod
-	// with the gate not True leaves it alone rather than writing it a second time from a stale
-	// resourceVersion. An entry goes when the cache shows the gate True, when the pod is deleted, or when
-	// the write failed (the next sync then writes it).
-	newGates sync.Map
+	// gateWrites holds the readiness-gate writes of pods that the pod cache may not show yet, so that a sync
+	// working from an older copy of a pod does not make them again.
+	gateWrites gateWrites
 }
 
 // tappKind is what a pod's controller reference names when the pod belongs to a TApp.
@@ -210,6 +206,7 @@ func (c *Controller) enqueueSelecting(pod *corev1.Pod) {
 
 func (c *Controller) podAdded(obj any) {
 	pod := obj.(*corev1.Pod)
+	c.gateWrites.observe(pod)
 	key, ok := c.ownerKey(pod)
 	if !ok {
 		if metav1.GetControllerOfNoCopy(pod) == nil {
@@ -225,9 +222,7 @@ func (c *Controller) podUpdated(oldObj, newObj any) {
 	if oldPod.ResourceVersion == pod.ResourceVersion {
 		return // periodic resync: the TApps are resynced themselves
 	}
-	if inplace.GateStatus(pod) == corev1.ConditionTrue {
-		c.newGates.Delete(pod.UID)
-	}
+	c.gateWrites.observe(pod)
 	if key, ok := c.ownerKey(oldPod); ok {
 		if ref := metav1.GetControllerOfNoCopy(pod); ref == nil || ref.UID != metav1.GetControllerOfNoCopy(oldPod).UID {
 			c.queue.Add(key) // released
@@ -248,7 +243,7 @@ func (c *Controller) podDeleted(obj any) {
 	if !ok {
 		return
 	}
-	c.newGates.Delete(pod.UID)
+	c.gateWrites.forget(pod.UID)
 	key, ok := c.ownerKey(pod)
 	if !ok {
 		if metav1.GetControllerOfNoCopy(pod) == nil {

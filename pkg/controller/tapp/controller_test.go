@@ -345,6 +345,59 @@ func TestSyncUpdatesImageInPlace(t *testing.T) {
 	}
 }
 
+// TestCompletionIsWrittenOnce: a sync that runs before the cache shows the completion of an in-place update
+// (gate True, state annotation removed) does not complete it a second time from the older copy.
+func TestCompletionIsWrittenOnce(t *testing.T) {
+	tapp := testTApp(1)
+	h := newHarness(t, tapp)
+	_ = h.sync()
+	h.markRunning()
+	h.showPods()
+	updated := tapp.DeepCopy()
+	updated.Spec.Template.Spec.Containers[0].Image = "nginx:2"
+	updated.Generation = 2
+	h.setTApp(updated)
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	pod, err := h.kube.CoreV1().Pods("ns").Get(context.Background(), "web-0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod.Status.ContainerStatuses[0].Image = "nginx:2"
+	pod.Status.ContainerStatuses[0].ImageID = "nginx:2@sha256:2"
+	pod.Status.ContainerStatuses[0].RestartCount = 1
+	if _, err := h.kube.CoreV1().Pods("ns").UpdateStatus(context.Background(), pod, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.showPods()
+	before := h.gateWrites()
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.gateWrites() - before; got != 1 {
+		t.Fatalf("%d status patches to complete the update, want 1", got)
+	}
+	// The cache still shows the pod before the completion.
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.gateWrites() - before; got != 1 {
+		t.Errorf("%d status patches after a sync on the stale cache, want still 1", got)
+	}
+	h.showPods()
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.gateWrites() - before; got != 1 {
+		t.Errorf("%d status patches once the cache shows the completion, want still 1", got)
+	}
+	pod, _ = h.kube.CoreV1().Pods("ns").Get(context.Background(), "web-0", metav1.GetOptions{})
+	if inplace.InProgress(pod) || inplace.GateStatus(pod) != corev1.ConditionTrue {
+		t.Errorf("update not completed: in progress %v, gate %s", inplace.InProgress(pod), inplace.GateStatus(pod))
+	}
+}
+
 func TestPruneUnusedTemplatesIsConditionalOnResourceVersion(t *testing.T) {
 	tapp := testTApp(1)
 	tapp.Spec.AutoDeleteUnusedTemplate = true

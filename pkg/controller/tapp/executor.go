@@ -165,9 +165,7 @@ func (c *Controller) createInstances(ctx context.Context, key string, tapp *tkes
 		go func() {
 			defer gates.Done()
 			for pod := range created {
-				if !c.initReadinessGate(ctx, pod) {
-					c.newGates.Delete(pod.UID) // the next sync that sees the pod writes it
-				}
+				c.initReadinessGate(ctx, pod)
 			}
 		}()
 	}
@@ -222,7 +220,7 @@ func (c *Controller) createInstance(ctx context.Context, key string, tapp *tkest
 		return &actions.Failure{Reason: "FailedCreate", Message: msg, Retry: true}
 	}
 	c.recorder.Eventf(tapp, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod %s", pod.Name)
-	c.newGates.Store(out.UID, struct{}{})
+	c.gateWrites.started(out)
 	created <- out
 	return nil
 }
@@ -383,15 +381,15 @@ func (c *Controller) changeClaimOwners(ctx context.Context, tapp *tkestackv1.TAp
 // initReadinessGate writes the readiness gate of a pod just created: it cannot become Ready before, and
 // writing it now rather than in a later sync saves that sync's delay. If this fails, progressInPlace writes
 // it once the pod is observed.
-// It reports whether the write succeeded.
-func (c *Controller) initReadinessGate(ctx context.Context, pod *corev1.Pod) bool {
-	_, err := c.updater.InitReadinessGate(ctx, pod)
+func (c *Controller) initReadinessGate(ctx context.Context, pod *corev1.Pod) {
+	out, err := c.updater.InitReadinessGate(ctx, pod)
 	metrics.CountAction("readiness-gate", err)
 	if err != nil {
+		c.gateWrites.forget(pod.UID) // the next sync that sees the pod writes it
 		klog.FromContext(ctx).V(2).Info("Readiness gate of a new pod not written; retried when the pod is observed", "pod", pod.Name, "err", err)
-		return false
+		return
 	}
-	return true
+	c.gateWrites.done(pod, out)
 }
 
 // updateInPlace carries out one in-place update of the plan, as the plan computed it: readiness gate False
@@ -497,10 +495,16 @@ func (c *Controller) progressInPlace(ctx context.Context, tapp *tkestackv1.TApp,
 	workqueue.ParallelizeUntil(ctx, actions.MaxParallel, len(plan.Gates), func(i int) {
 		g := plan.Gates[i]
 		pod := byName[g.PodName]
+		if g.Action != policy.GateFailed && c.gateWrites.pending(pod) {
+			// The cache does not show this controller's last gate write of the pod yet (a new pod's first,
+			// a completion): what the plan asks was planned from an older copy, and may be done already.
+			return
+		}
+		var out *corev1.Pod
 		var err error
 		switch g.Action {
 		case policy.GateComplete:
-			_, err = c.updater.Complete(ctx, pod)
+			out, err = c.updater.Complete(ctx, pod)
 			metrics.CountAction("inplace-complete", err)
 			if err == nil {
 				c.recorder.Eventf(tapp, corev1.EventTypeNormal, "InPlaceUpdated", "Pod %s runs its new images", pod.Name)
@@ -508,13 +512,11 @@ func (c *Controller) progressInPlace(ctx context.Context, tapp *tkestackv1.TApp,
 		case policy.GateFailed:
 			c.recorder.Eventf(tapp, corev1.EventTypeWarning, "InPlaceUpdateFailed", "Pod %s: %s", pod.Name, g.Message)
 		case policy.GateTrue:
-			if _, written := c.newGates.Load(pod.UID); written {
-				// createInstances wrote it (or is writing it) and the cache does not show it yet: writing it
-				// again would only fail on the stale resourceVersion. If that write failed, the entry is gone.
-				return
-			}
-			_, err = c.updater.EnsureReadinessGateTrue(ctx, pod)
+			out, err = c.updater.EnsureReadinessGateTrue(ctx, pod)
 			metrics.CountAction("readiness-gate", err)
+		}
+		if err == nil && out != nil && out != pod {
+			c.gateWrites.done(pod, out)
 		}
 		if err != nil && !apierrors.IsNotFound(err) && !errors.Is(err, inplace.ErrInProgress) && !errors.Is(err, inplace.ErrStateChanged) {
 			klog.FromContext(ctx).V(2).Info("Readiness gate write failed", "pod", pod.Name, "err", err)
