@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/ownership"
@@ -208,6 +209,7 @@ func (u *Updater) Complete(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, e
 		}
 		// A test failed: look at the pod as it is now. If an earlier Complete removed the record meanwhile, only
 		// the gate may be left to write.
+		klog.FromContext(ctx).V(4).Info("Completion refused, reading the pod again", "pod", klog.KObj(pod), "resourceVersion", cur.ResourceVersion, "err", err)
 		if cur, found, err = recheckState(ctx, client, pod, seen, found); err != nil {
 			return nil, err
 		}

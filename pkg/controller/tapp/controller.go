@@ -206,7 +206,6 @@ func (c *Controller) enqueueSelecting(pod *corev1.Pod) {
 
 func (c *Controller) podAdded(obj any) {
 	pod := obj.(*corev1.Pod)
-	c.gateWrites.observe(pod)
 	key, ok := c.ownerKey(pod)
 	if !ok {
 		if metav1.GetControllerOfNoCopy(pod) == nil {
@@ -222,7 +221,6 @@ func (c *Controller) podUpdated(oldObj, newObj any) {
 	if oldPod.ResourceVersion == pod.ResourceVersion {
 		return // periodic resync: the TApps are resynced themselves
 	}
-	c.gateWrites.observe(pod)
 	if key, ok := c.ownerKey(oldPod); ok {
 		if ref := metav1.GetControllerOfNoCopy(pod); ref == nil || ref.UID != metav1.GetControllerOfNoCopy(oldPod).UID {
 			c.queue.Add(key) // released

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
@@ -395,6 +396,47 @@ func TestCompletionIsWrittenOnce(t *testing.T) {
 	pod, _ = h.kube.CoreV1().Pods("ns").Get(context.Background(), "web-0", metav1.GetOptions{})
 	if inplace.InProgress(pod) || inplace.GateStatus(pod) != corev1.ConditionTrue {
 		t.Errorf("update not completed: in progress %v, gate %s", inplace.InProgress(pod), inplace.GateStatus(pod))
+	}
+}
+
+// catchingUpIndex is the controller's pod index whose cache catches up (catchUp) right after the controller
+// listed a TApp's pods: the list is older than the cache the rest of the sync sees.
+type catchingUpIndex struct {
+	cache.Indexer
+	catchUp func()
+}
+
+func (i catchingUpIndex) ByIndex(name, value string) ([]any, error) {
+	objs, err := i.Indexer.ByIndex(name, value)
+	if i.catchUp != nil {
+		i.catchUp()
+	}
+	return objs, err
+}
+
+// TestPlanFromAListOlderThanTheExpectationsIsNotExecuted: a sync whose pod list was taken before the cache
+// showed the controller's last in-place update does not make that update again, even if the cache shows it
+// by the time the plan would be executed.
+func TestPlanFromAListOlderThanTheExpectationsIsNotExecuted(t *testing.T) {
+	tapp := testTApp(1)
+	h := newHarness(t, tapp)
+	_ = h.sync()
+	h.markRunning()
+	h.showPods()
+	updated := tapp.DeepCopy()
+	updated.Spec.Template.Spec.Containers[0].Image = "nginx:2"
+	updated.Generation = 2
+	h.setTApp(updated)
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	before := len(h.actions("patch", "pods"))
+	h.ctrl.podIndex = catchingUpIndex{Indexer: h.ctrl.podIndex, catchUp: func() { h.showPods() }}
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(h.actions("patch", "pods")) - before; got != 0 {
+		t.Errorf("%d pod patches by a sync that listed the pods before the cache showed the update, want 0", got)
 	}
 }
 

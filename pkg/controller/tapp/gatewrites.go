@@ -21,9 +21,10 @@ type gateWrites struct {
 }
 
 // gateWrite is one gate write: from is the resourceVersion of the pod it was made from, to the one it
-// returned ("" while the write is on its way).
+// returned, once it has (returned).
 type gateWrite struct {
 	from, to string
+	returned bool
 }
 
 // started records a gate write about to be made on pod, or under way.
@@ -33,7 +34,7 @@ func (g *gateWrites) started(pod *corev1.Pod) {
 
 // done records the pod a gate write of pod returned.
 func (g *gateWrites) done(pod, out *corev1.Pod) {
-	g.byUID.Store(pod.UID, gateWrite{from: pod.ResourceVersion, to: out.ResourceVersion})
+	g.byUID.Store(pod.UID, gateWrite{from: pod.ResourceVersion, to: out.ResourceVersion, returned: true})
 }
 
 // forget drops what is remembered of the pod with uid: its write failed, or the pod is gone.
@@ -41,32 +42,28 @@ func (g *gateWrites) forget(uid types.UID) {
 	g.byUID.Delete(uid)
 }
 
-// pending reports whether cached, the cache's copy of a pod, may not show the last gate write made on it.
-// A write under way is pending until it returns or the cache shows the gate True; one that returned, until
-// the cache holds its resourceVersion or a newer one (if the versions are not numbers, until the cache
-// holds another version than the one it was made from). What the cache shows is forgotten.
-func (g *gateWrites) pending(cached *corev1.Pod) bool {
-	v, ok := g.byUID.Load(cached.UID)
+// pending reports whether pod, a copy of a pod from the cache, may not show the last gate write made on it.
+// A write under way is pending until it returns or a copy shows the gate True; one that returned, until a
+// copy has its resourceVersion or a newer one (if the versions are not numbers, another version than the one
+// it was made from). A write is forgotten once a copy asked about shows it, not when the cache does: a sync
+// may ask about the copies of its snapshot, taken before the cache showed the write.
+func (g *gateWrites) pending(pod *corev1.Pod) bool {
+	v, ok := g.byUID.Load(pod.UID)
 	if !ok {
 		return false
 	}
 	w := v.(gateWrite)
 	var shown bool
-	switch cmp, err := resourceversion.CompareResourceVersion(cached.ResourceVersion, w.to); {
-	case w.to == "":
-		shown = inplace.GateStatus(cached) == corev1.ConditionTrue
+	switch cmp, err := resourceversion.CompareResourceVersion(pod.ResourceVersion, w.to); {
+	case !w.returned:
+		shown = inplace.GateStatus(pod) == corev1.ConditionTrue
 	case err == nil:
 		shown = cmp >= 0
 	default:
-		shown = cached.ResourceVersion != w.from
+		shown = pod.ResourceVersion != w.from
 	}
 	if shown {
-		g.byUID.CompareAndDelete(cached.UID, w)
+		g.byUID.CompareAndDelete(pod.UID, w)
 	}
 	return !shown
-}
-
-// observe forgets the gate write of the pod that cached, the cache's new copy of it, shows.
-func (g *gateWrites) observe(cached *corev1.Pod) {
-	g.pending(cached)
 }

@@ -35,6 +35,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
+	// Whether the cache shows this controller's earlier writes is asked before the pods are listed, as
+	// Kubernetes' controllers do: asked after, the cache could show them while the plan was computed from a
+	// list taken before it did, and the plan would make them again.
+	satisfied := c.expectations.Satisfied(key, c.cachedPod(namespace))
 	pods, err := c.podsOf(tapp)
 	if err != nil {
 		return err
@@ -57,7 +61,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	claimPlan := policy.PlanClaims(tapp, claims)
 	claimPlan.OwnerChanges = policy.PlanClaimRetention(tapp, pods, claims)
 	if tapp.DeletionTimestamp == nil {
-		if c.expectations.Satisfied(key, c.cachedPod(namespace)) {
+		if satisfied {
 			failures = c.execute(ctx, key, tapp, pods, plan, claimPlan)
 		} else {
 			klog.FromContext(ctx).V(4).Info("Waiting for the informer to show earlier writes", "pending", c.expectations.Pending(key))
