@@ -71,6 +71,42 @@ func (h *harness) setTApp(tapp *tkestackv1.TApp) {
 	}
 }
 
+// updateImage puts a copy of tapp with its template's first image set to image (generation 2) into the cache
+// and syncs it: the start of an in-place image update. It returns the copy.
+func (h *harness) updateImage(tapp *tkestackv1.TApp, image string) *tkestackv1.TApp {
+	updated := tapp.DeepCopy()
+	updated.Spec.Template.Spec.Containers[0].Image = image
+	updated.Generation = 2
+	h.setTApp(updated)
+	if err := h.sync(); err != nil {
+		h.t.Fatal(err)
+	}
+	return updated
+}
+
+// restartOnImage writes, as the kubelet would, the status of pod's first container restarted on image.
+func (h *harness) restartOnImage(pod *corev1.Pod, image string) {
+	pod = pod.DeepCopy()
+	pod.Status.ContainerStatuses[0].Image = image
+	pod.Status.ContainerStatuses[0].ImageID = image + "@sha256:2"
+	pod.Status.ContainerStatuses[0].RestartCount = 1
+	if _, err := h.kube.CoreV1().Pods("ns").UpdateStatus(context.Background(), pod, metav1.UpdateOptions{}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// imageUpdateStarted is a harness with one running instance of a TApp whose image update to nginx:2 the
+// last sync started in place, the cache not showing it yet.
+func imageUpdateStarted(t *testing.T) *harness {
+	tapp := testTApp(1)
+	h := newHarness(t, tapp)
+	_ = h.sync()
+	h.markRunning()
+	h.showPods()
+	h.updateImage(tapp, "nginx:2")
+	return h
+}
+
 // showPods puts the pods the fake API holds into the informer cache (the cache catching up), calling the
 // pod event handlers as an informer would: podAdded for new pods, podUpdated for changed ones (the fake API
 // does not move resourceVersions, so a changed pod gets a fresh one in the cache), podDeleted for pods gone
@@ -300,13 +336,7 @@ func TestSyncUpdatesImageInPlace(t *testing.T) {
 	_ = h.sync()
 	h.markRunning()
 	before := h.showPods()[0]
-	updated := tapp.DeepCopy()
-	updated.Spec.Template.Spec.Containers[0].Image = "nginx:2"
-	updated.Generation = 2
-	h.setTApp(updated)
-	if err := h.sync(); err != nil {
-		t.Fatal(err)
-	}
+	updated := h.updateImage(tapp, "nginx:2")
 	if got := len(h.actions("delete", "pods")); got != 0 {
 		t.Fatalf("image change recreated the pod (%d deletes)", got)
 	}
@@ -326,13 +356,7 @@ func TestSyncUpdatesImageInPlace(t *testing.T) {
 	}
 
 	// The kubelet restarts the container with the new image; the controller completes the update.
-	pod = pod.DeepCopy()
-	pod.Status.ContainerStatuses[0].Image = "nginx:2"
-	pod.Status.ContainerStatuses[0].ImageID = "nginx:2@sha256:2"
-	pod.Status.ContainerStatuses[0].RestartCount = 1
-	if _, err := h.kube.CoreV1().Pods("ns").UpdateStatus(context.Background(), pod, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	h.restartOnImage(pod, "nginx:2")
 	h.showPods()
 	if err := h.sync(); err != nil {
 		t.Fatal(err)
@@ -349,28 +373,12 @@ func TestSyncUpdatesImageInPlace(t *testing.T) {
 // TestCompletionIsWrittenOnce: a sync that runs before the cache shows the completion of an in-place update
 // (gate True, state annotation removed) does not complete it a second time from the older copy.
 func TestCompletionIsWrittenOnce(t *testing.T) {
-	tapp := testTApp(1)
-	h := newHarness(t, tapp)
-	_ = h.sync()
-	h.markRunning()
-	h.showPods()
-	updated := tapp.DeepCopy()
-	updated.Spec.Template.Spec.Containers[0].Image = "nginx:2"
-	updated.Generation = 2
-	h.setTApp(updated)
-	if err := h.sync(); err != nil {
-		t.Fatal(err)
-	}
+	h := imageUpdateStarted(t)
 	pod, err := h.kube.CoreV1().Pods("ns").Get(context.Background(), "web-0", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod.Status.ContainerStatuses[0].Image = "nginx:2"
-	pod.Status.ContainerStatuses[0].ImageID = "nginx:2@sha256:2"
-	pod.Status.ContainerStatuses[0].RestartCount = 1
-	if _, err := h.kube.CoreV1().Pods("ns").UpdateStatus(context.Background(), pod, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	h.restartOnImage(pod, "nginx:2")
 	h.showPods()
 	before := h.gateWrites()
 	if err := h.sync(); err != nil {
@@ -418,18 +426,7 @@ func (i catchingUpIndex) ByIndex(name, value string) ([]any, error) {
 // showed the controller's last in-place update does not make that update again, even if the cache shows it
 // by the time the plan would be executed.
 func TestPlanFromAListOlderThanTheExpectationsIsNotExecuted(t *testing.T) {
-	tapp := testTApp(1)
-	h := newHarness(t, tapp)
-	_ = h.sync()
-	h.markRunning()
-	h.showPods()
-	updated := tapp.DeepCopy()
-	updated.Spec.Template.Spec.Containers[0].Image = "nginx:2"
-	updated.Generation = 2
-	h.setTApp(updated)
-	if err := h.sync(); err != nil {
-		t.Fatal(err)
-	}
+	h := imageUpdateStarted(t)
 	before := len(h.actions("patch", "pods"))
 	h.ctrl.podIndex = catchingUpIndex{Indexer: h.ctrl.podIndex, catchUp: func() { h.showPods() }}
 	if err := h.sync(); err != nil {

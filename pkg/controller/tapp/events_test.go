@@ -407,13 +407,7 @@ func TestSyncProgressingConditionFollowsRollingUpdate(t *testing.T) {
 	}
 	assertConditions("before the update", "RolloutComplete", "all 3 instances run their current template and are ready", metav1.ConditionTrue, 1)
 
-	updated := tapp.DeepCopy()
-	updated.Spec.Template.Spec.Containers[0].Image = "nginx:2"
-	updated.Generation = 2
-	h.setTApp(updated)
-	if err := h.sync(); err != nil {
-		t.Fatal(err)
-	}
+	h.updateImage(tapp, "nginx:2")
 	h.showPods()
 	if err := h.sync(); err != nil {
 		t.Fatal(err)
