@@ -466,6 +466,40 @@ func (m *Migrator) removeWebhooks(ctx context.Context, s *state) error {
 	return nil
 }
 
+// pastRemovedWebhooks makes the call and repeats it, until the timeout, while it fails because an API
+// server still calls a webhook migrate removed: kube-apiserver and tapp-apiserver learn of a removed
+// webhook configuration through a watch, a moment after the removal.
+func (m *Migrator) pastRemovedWebhooks(ctx context.Context, s *state, call func() error) error {
+	var err error
+	pollErr := m.poll(ctx, func(context.Context) (bool, error) {
+		err = call()
+		return !callsRemovedWebhook(err, s.hooks), nil
+	})
+	if err == nil {
+		return pollErr
+	}
+	return err
+}
+
+// callsRemovedWebhook reports whether err is a server's failure to call one of the removed configurations'
+// webhooks.
+func callsRemovedWebhook(err error, removed []*unstructured.Unstructured) bool {
+	if err == nil || !apierrors.IsInternalError(err) {
+		return false
+	}
+	for _, h := range removed {
+		hooks, _, _ := unstructured.NestedSlice(h.Object, "webhooks")
+		for _, hook := range hooks {
+			fields, _ := hook.(map[string]interface{})
+			name, _, _ := unstructured.NestedString(fields, "name")
+			if name != "" && strings.Contains(err.Error(), fmt.Sprintf("failed calling webhook %q", name)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // deleteObjects deletes every object the CRDs serve with orphan propagation and waits until it is gone,
 // which is when the garbage collector has removed its ownerReferences from its dependents.
 func (m *Migrator) deleteObjects(ctx context.Context, s *state) error {
@@ -475,7 +509,9 @@ func (m *Migrator) deleteObjects(ctx context.Context, s *state) error {
 			res := m.resource(k, version, obj.GetNamespace())
 			uid := obj.GetUID()
 			orphan := metav1.DeletePropagationOrphan
-			err := res.Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &orphan, Preconditions: &metav1.Preconditions{UID: &uid}})
+			err := m.pastRemovedWebhooks(ctx, s, func() error {
+				return res.Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &orphan, Preconditions: &metav1.Preconditions{UID: &uid}})
+			})
 			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 				return fmt.Errorf("%s: deleting it with orphan propagation: %w; run migrate again", objectKey(obj), err)
 			}
@@ -719,7 +755,10 @@ func (m *Migrator) restoreObjects(ctx context.Context, s *state) error {
 		}
 		obj := restoreObject(e)
 		res := m.resource(k, obj.GroupVersionKind().Version, obj.GetNamespace())
-		_, err := res.Create(ctx, obj, metav1.CreateOptions{FieldManager: fieldManager})
+		err := m.pastRemovedWebhooks(ctx, s, func() error {
+			_, err := res.Create(ctx, obj, metav1.CreateOptions{FieldManager: fieldManager})
+			return err
+		})
 		switch {
 		case apierrors.IsAlreadyExists(err):
 			m.printf("%s exists on tapp-apiserver already (created by an earlier run)", e.key())

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -641,5 +643,56 @@ spec:
 	}
 	if strings.Join(creates, ",") != "nodepools,yurtappdaemons" {
 		t.Errorf("creates in order %v, want nodepools before yurtappdaemons", creates)
+	}
+}
+
+// TestWaitsUntilTheServersForgetTheRemovedWebhooks: kube-apiserver and tapp-apiserver learn of a removed
+// webhook configuration from a watch, so the first writes after the removal may still call its webhooks.
+// Migrate repeats them until they pass; a failure of any other webhook stops it.
+func TestWaitsUntilTheServersForgetTheRemovedWebhooks(t *testing.T) {
+	webhookError := func(name string) error {
+		return apierrors.NewInternalError(fmt.Errorf("failed calling webhook %q: failed to call webhook: service %q not found", name, "tapp-controller"))
+	}
+	for _, tc := range []struct {
+		name     string
+		failing  string
+		wantFail bool
+	}{
+		{name: "a removed webhook", failing: "tapp-controller.kube-system.svc"},
+		{name: "another webhook", failing: "pods.example.io", wantFail: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hook := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "tapp-admission"},
+				Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: "tapp-controller.kube-system.svc",
+					Rules: []admissionregistrationv1.RuleWithOperations{{Rule: admissionregistrationv1.Rule{APIGroups: []string{tkestackGroup}, Resources: []string{"*"}}}}}}}
+			f := newFixture(t, []runtime.Object{hook, originalPod("0"), originalPod("1")}, tappCRD(t), originalTApp(t, ""))
+			f.simulateCluster(t)
+			calls := map[string]int{}
+			for _, verb := range []string{"delete", "create"} {
+				f.dynamic.PrependReactor(verb, "tapps", func(a k8stesting.Action) (bool, runtime.Object, error) {
+					calls[verb]++
+					if calls[verb] <= 2 {
+						return true, nil, webhookError(tc.failing)
+					}
+					return false, nil, nil
+				})
+			}
+			err := f.m.Run(context.Background())
+			if tc.wantFail {
+				if err == nil || !strings.Contains(err.Error(), `failed calling webhook "pods.example.io"`) || calls["delete"] != 1 {
+					t.Fatalf("err = %v after %d deletes, want the other webhook's failure after one", err, calls["delete"])
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%v\noutput:\n%s", err, f.out.String())
+			}
+			if calls["delete"] != 3 || calls["create"] != 3 {
+				t.Errorf("calls = %v, want 3 deletes and 3 creates", calls)
+			}
+			if !strings.Contains(f.out.String(), "created TApp default/web on tapp-apiserver") {
+				t.Errorf("output:\n%s", f.out.String())
+			}
+		})
 	}
 }
