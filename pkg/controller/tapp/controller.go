@@ -62,9 +62,11 @@ type Controller struct {
 	expectations *expectations.Expectations[string]
 	// statusWritten holds each TApp as its last status write returned, until the cache shows it.
 	statusWritten statuswrite.Written[*tkestackv1.TApp]
-	recorder      record.EventRecorder
-	updater       *inplace.Updater
-	clock         clock.PassiveClock
+	// statusPacer paces the status writes that only report the instances' progress (statusPace).
+	statusPacer statusPacer
+	recorder    record.EventRecorder
+	updater     *inplace.Updater
+	clock       clock.PassiveClock
 	// gateWrites holds the readiness-gate writes of pods that the pod cache may not show yet, so that a sync
 	// working from an older copy of a pod does not make them again.
 	gateWrites gateWrites
@@ -163,6 +165,7 @@ func (c *Controller) tappDeleted(obj any) {
 	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
 		c.expectations.Forget(key)
 		c.statusWritten.Forget(key)
+		c.statusPacer.forget(key)
 	}
 	c.loop.Enqueue(obj)
 }

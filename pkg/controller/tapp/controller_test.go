@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -22,6 +23,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
@@ -621,6 +623,78 @@ func TestStatusOnlyUpdatesDoNotResync(t *testing.T) {
 			h.ctrl.tappUpdated(old, cur)
 			if got := h.ctrl.queue.Len(); got != tc.want {
 				t.Errorf("%d TApps queued, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestProgressOnlyStatusWritesArePaced: a status that only reports more instances' progress waits for
+// statusPace after the last write; a condition that changes is written at once.
+func TestProgressOnlyStatusWritesArePaced(t *testing.T) {
+	h := newHarness(t, testTApp(2))
+	clk := clocktesting.NewFakeClock(time.Now())
+	h.ctrl.clock = clk
+	if err := h.sync(); err != nil { // creates the pods; the first status (observedGeneration 1) is written at once
+		t.Fatal(err)
+	}
+	if got := h.storedTApp().Status; got.ObservedGeneration != 1 || got.Replicas != 0 {
+		t.Fatalf("first status = %+v, want observedGeneration 1 and no replicas", got)
+	}
+	h.setTApp(h.storedTApp())
+	h.showPods()
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.storedTApp().Status.Replicas; got != 0 {
+		t.Fatalf("replicas %d written within the pace, want the write to wait", got)
+	}
+	clk.Step(statusPace)
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.storedTApp().Status; got.Replicas != 2 || got.ReadyReplicas != 0 {
+		t.Fatalf("status after the pace = %d replicas, %d ready; want 2, 0", got.Replicas, got.ReadyReplicas)
+	}
+	// Both instances Ready: Available turns True, written although the pace has not passed.
+	h.setTApp(h.storedTApp())
+	h.markRunning()
+	h.showPods()
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	got := h.storedTApp().Status
+	if c := meta.FindStatusCondition(got.Conditions, ConditionAvailable); got.ReadyReplicas != 2 || c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("status = %d ready, Available %v; want 2 ready and Available True at once", got.ReadyReplicas, c)
+	}
+}
+
+func TestProgressOnly(t *testing.T) {
+	base := tkestackv1.TAppStatus{ObservedGeneration: 1, Replicas: 1, Statuses: map[string]tkestackv1.InstanceStatus{"0": "Pending"},
+		Conditions: []metav1.Condition{{Type: ConditionAvailable, Status: metav1.ConditionFalse, Reason: "MinimumInstancesUnavailable", Message: "0 of 2"}}}
+	tests := []struct {
+		name   string
+		change func(*tkestackv1.TAppStatus)
+		want   bool
+	}{
+		{"counts, instances and messages", func(s *tkestackv1.TAppStatus) {
+			s.Replicas, s.ReadyReplicas, s.Statuses = 2, 1, map[string]tkestackv1.InstanceStatus{"0": "Running", "1": "Pending"}
+			s.Conditions[0].Message = "1 of 2"
+		}, true},
+		{"observed generation", func(s *tkestackv1.TAppStatus) { s.ObservedGeneration = 2 }, false},
+		{"update revision", func(s *tkestackv1.TAppStatus) { s.UpdateRevision = "web-2" }, false},
+		{"app status", func(s *tkestackv1.TAppStatus) { s.AppStatus = "Running" }, false},
+		{"condition status", func(s *tkestackv1.TAppStatus) { s.Conditions[0].Status = metav1.ConditionTrue }, false},
+		{"condition reason", func(s *tkestackv1.TAppStatus) { s.Conditions[0].Reason = "Other" }, false},
+		{"condition added", func(s *tkestackv1.TAppStatus) {
+			s.Conditions = append(s.Conditions, metav1.Condition{Type: ConditionReplicaFailure, Status: metav1.ConditionTrue})
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			next := *base.DeepCopy()
+			tt.change(&next)
+			if got := progressOnly(&base, &next); got != tt.want {
+				t.Errorf("progressOnly = %v, want %v", got, tt.want)
 			}
 		})
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -118,6 +120,64 @@ func setCondition(conditions *[]metav1.Condition, c metav1.Condition, generation
 	meta.SetStatusCondition(conditions, c)
 }
 
+// statusPace is how often, at most, the status of one TApp is written while only the progress of its
+// instances changes (the counts, status.statuses, the conditions' messages): a scale-up or a rollout of a
+// thousand instances would otherwise rewrite the status, which holds an entry per instance, hundreds of
+// times. A change of the observed generation, the revisions, the selector, the app status or a condition's
+// status or reason is written at once; a paced write is made when the pace allows, by a requeued sync.
+const statusPace = time.Second
+
+// progressOnly reports whether next differs from cur only in the progress of the instances.
+func progressOnly(cur, next *tkestackv1.TAppStatus) bool {
+	if cur.ObservedGeneration != next.ObservedGeneration || cur.UpdateRevision != next.UpdateRevision ||
+		cur.CurrentRevision != next.CurrentRevision || !equality.Semantic.DeepEqual(cur.CollisionCount, next.CollisionCount) ||
+		cur.ScaleLabelSelector != next.ScaleLabelSelector || cur.AppStatus != next.AppStatus ||
+		len(cur.Conditions) != len(next.Conditions) {
+		return false
+	}
+	for i := range next.Conditions {
+		c := meta.FindStatusCondition(cur.Conditions, next.Conditions[i].Type)
+		if c == nil || c.Status != next.Conditions[i].Status || c.Reason != next.Conditions[i].Reason {
+			return false
+		}
+	}
+	return true
+}
+
+// statusPacer remembers when the status of each TApp was last written. It is safe for concurrent use.
+type statusPacer struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+}
+
+// wait returns how long a progress-only status write of key must wait at now, and 0 if it may be made.
+func (p *statusPacer) wait(key string, now time.Time) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	last, ok := p.last[key]
+	if !ok {
+		return 0
+	}
+	return max(0, last.Add(statusPace).Sub(now))
+}
+
+// wrote records a status write of key at now.
+func (p *statusPacer) wrote(key string, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.last == nil {
+		p.last = map[string]time.Time{}
+	}
+	p.last[key] = now
+}
+
+// forget drops what is remembered of key: call it when the TApp is deleted.
+func (p *statusPacer) forget(key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.last, key)
+}
+
 // writeStatus writes the status when it differs from the TApp's, from the TApp its previous status write
 // returned while the cache does not show that write yet (statuswrite.Written: syncs of a TApp whose pods
 // change follow one another faster than the cache shows each status write), retried on a fresh read after a
@@ -125,17 +185,35 @@ func setCondition(conditions *[]metav1.Condition, c metav1.Condition, generation
 // TApp, unless that is another TApp or its spec changed since the plan (the sync its change triggers writes
 // the status).
 func (c *Controller) writeStatus(ctx context.Context, key string, tapp *tkestackv1.TApp, plan *policy.Plan, revisions policy.Revisions, failures []actions.Failure) error {
-	return c.statusWritten.Write(ctx, c.client.TKEStackAppsV1().TApps(tapp.Namespace), key, tapp,
+	now := c.clock.Now()
+	var paced time.Duration // how long a progress-only write waits for the pace
+	var writing bool        // whether the last status computed was written
+	err := c.statusWritten.Write(ctx, c.client.TKEStackAppsV1().TApps(tapp.Namespace), key, tapp,
 		func(cur *tkestackv1.TApp) (*tkestackv1.TApp, bool) {
 			if cur.UID != tapp.UID || cur.Generation != tapp.Generation {
 				return cur, false
 			}
+			paced, writing = 0, false
 			status := desiredStatus(cur, plan.Status, revisions, tapp.Status.CollisionCount, failures)
 			if equality.Semantic.DeepEqual(status, cur.Status) {
 				return cur, false
 			}
+			if progressOnly(&cur.Status, &status) {
+				if paced = c.statusPacer.wait(key, now); paced > 0 {
+					return cur, false
+				}
+			}
+			writing = true
 			updated := cur.DeepCopy()
 			updated.Status = status
 			return updated, true
 		}, fieldManager, metrics)
+	switch {
+	case err != nil:
+	case writing:
+		c.statusPacer.wrote(key, now)
+	case paced > 0:
+		c.queue.AddAfter(key, paced)
+	}
+	return err
 }
