@@ -179,7 +179,7 @@ func loadAverage() float64 {
 }
 
 // requestCounts scrapes apiserver_request_total of a server's /metrics and sums it by
-// "verb resource[/subresource]" over codes, counting only write verbs and gets of pods and workloads.
+// "verb resource[/subresource]", codes of 400 and above apart, counting only the write verbs.
 func requestCounts(ctx context.Context, cfg *rest.Config) (map[string]float64, error) {
 	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {

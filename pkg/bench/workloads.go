@@ -252,7 +252,7 @@ func newLimitWorkload(cfg *rest.Config, qps float32, burst int, namespace string
 	return w, nil
 }
 
-// isBareClient tells the kinds that are a bare client, not a controller: no rolling update, no profile.
+// isBareClient tells the kinds that are a bare client, not a controller: no rolling update.
 func isBareClient(kind string) bool { return kind == kindLimit || kind == kindLimitGate }
 
 func (w *limitWorkload) create(context.Context) error { return nil }
@@ -623,11 +623,11 @@ func (b *bench) writeCounter(ctx context.Context) func(context.Context) (map[str
 }
 
 // profile takes, in the background, CPU profiles during a phase of a kind when --profile is set: of
-// kube-apiserver for every kind but the bare client, and of tapp-apiserver (with a goroutine dump halfway)
+// kube-apiserver for every kind (the bare clients' tell what the pods' own writes cost it), and of tapp-apiserver (with a goroutine dump halfway)
 // for TApp. The file names carry the server, kind, phase and the cluster's tag (budget, variant). A server
 // takes one CPU profile at a time: profile first waits, before the phase starts, for the previous ones to end.
 func (b *bench) profile(ctx context.Context, kind, phase string) {
-	if b.opts.profileSeconds <= 0 || isBareClient(kind) || b.round > 0 {
+	if b.opts.profileSeconds <= 0 || b.round > 0 {
 		return
 	}
 	b.profiling.Wait()
