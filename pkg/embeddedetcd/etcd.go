@@ -14,6 +14,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -125,14 +127,27 @@ func (e *Etcd) Stop() {
 	e.etcd.Close()
 }
 
-// FreeClientURL returns an https URL on a loopback port that is free right now, for Options.ClientURL: it
-// lets the etcd servers be known, and the flags validated, before etcd starts.
-func FreeClientURL() (string, error) {
-	u, err := freeLoopbackURL()
-	if err != nil {
-		return "", err
+// FreeClientURL returns an https URL on a loopback port that is free right now and none of avoid, for
+// Options.ClientURL: it lets the etcd servers be known, and the flags validated, before etcd starts. avoid
+// holds the ports the process will listen on itself: a port its caller found free and closed again (as
+// --secure-port is often chosen) is free until the process listens on it, and the system may offer it here.
+func FreeClientURL(avoid ...int) (string, error) {
+	return freeClientURL(freeLoopbackURL, avoid)
+}
+
+// freeClientURL is FreeClientURL with the probe of a free port given.
+func freeClientURL(probe func() (*url.URL, error), avoid []int) (string, error) {
+	for range 100 {
+		u, err := probe()
+		if err != nil {
+			return "", err
+		}
+		port, _ := strconv.Atoi(u.Port())
+		if !slices.Contains(avoid, port) {
+			return u.String(), nil
+		}
 	}
-	return u.String(), nil
+	return "", fmt.Errorf("no free loopback port apart from %v", avoid)
 }
 
 // freeLoopbackURL returns an https URL on a loopback port that is free right now.

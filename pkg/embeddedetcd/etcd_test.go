@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,5 +107,21 @@ func TestStartNeedsHTTPSAndCertDir(t *testing.T) {
 	}
 	if _, err := Start(Options{DataDir: t.TempDir(), CertDir: t.TempDir(), ClientURL: "http://127.0.0.1:1"}); err == nil {
 		t.Error("Start on a plain http URL succeeded")
+	}
+}
+
+func TestFreeClientURLAvoidsTheServersOwnPort(t *testing.T) {
+	offered := []string{"127.0.0.1:6443", "127.0.0.1:6443", "127.0.0.1:40001"}
+	probe := func() (*url.URL, error) {
+		host := offered[0]
+		offered = offered[1:]
+		return &url.URL{Scheme: "https", Host: host}, nil
+	}
+	got, err := freeClientURL(probe, []int{6443})
+	if err != nil || got != "https://127.0.0.1:40001" {
+		t.Fatalf("freeClientURL = %q, %v; want https://127.0.0.1:40001 (the system offered the secure port twice)", got, err)
+	}
+	if _, err := freeClientURL(func() (*url.URL, error) { return &url.URL{Scheme: "https", Host: "127.0.0.1:6443"}, nil }, []int{6443}); err == nil {
+		t.Fatal("freeClientURL returned the avoided port")
 	}
 }

@@ -176,7 +176,7 @@ func (o *Options) Complete() error {
 		if certDir == "" {
 			return fmt.Errorf("the embedded etcd writes its certificates under --cert-dir, which is empty")
 		}
-		url, err := embeddedetcd.FreeClientURL()
+		url, err := embeddedetcd.FreeClientURL(o.Recommended.SecureServing.BindPort)
 		if err != nil {
 			return fmt.Errorf("embedded etcd: %w", err)
 		}
