@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -62,6 +63,8 @@ type Controller struct {
 	expectations *expectations.Expectations[string]
 	// statusWritten holds each TApp as its last status write returned, until the cache shows it.
 	statusWritten statuswrite.Written[*tkestackv1.TApp]
+	// podEventBatch is podEventBatch; 0 syncs at every pod event.
+	podEventBatch time.Duration
 	// statusPacer paces the status writes that only report the instances' progress (statusPace).
 	statusPacer statusPacer
 	recorder    record.EventRecorder
@@ -94,6 +97,8 @@ func NewController(kubeClient, podStatusClient kubernetes.Interface, client vers
 		revisions:  revisionInformer.Lister(),
 		recorder:   recorder,
 		updater:    &inplace.Updater{Client: kubeClient, StatusClient: podStatusClient, FieldManager: fieldManager},
+
+		podEventBatch: podEventBatch,
 	}
 	c.loop = workloop.New(Name, "TApp", c.sync, metrics)
 	c.queue, c.clock = c.loop.Queue, c.loop.Clock
@@ -207,6 +212,20 @@ func (c *Controller) enqueueSelecting(pod *corev1.Pod) {
 	}
 }
 
+// podEventBatch is how long the sync of a TApp waits after one of its pods is added or changes, so that the
+// events of many pods make one sync: each sync plans over every instance, and a thousand pods being created,
+// scheduled and started send thousands of events within seconds. A deletion or a release is synced at once.
+const podEventBatch = 50 * time.Millisecond
+
+// enqueueBatched enqueues the TApp key after the controller's pod event batch.
+func (c *Controller) enqueueBatched(key string) {
+	if c.podEventBatch <= 0 {
+		c.queue.Add(key)
+		return
+	}
+	c.queue.AddAfter(key, c.podEventBatch)
+}
+
 func (c *Controller) podAdded(obj any) {
 	pod := obj.(*corev1.Pod)
 	key, ok := c.ownerKey(pod)
@@ -216,7 +235,7 @@ func (c *Controller) podAdded(obj any) {
 		}
 		return
 	}
-	c.queue.Add(key)
+	c.enqueueBatched(key)
 }
 
 func (c *Controller) podUpdated(oldObj, newObj any) {
@@ -236,7 +255,7 @@ func (c *Controller) podUpdated(oldObj, newObj any) {
 		}
 		return
 	}
-	c.queue.Add(key)
+	c.enqueueBatched(key)
 }
 
 func (c *Controller) podDeleted(obj any) {

@@ -631,6 +631,7 @@ func TestPodEventsEnqueueTheControllingTApp(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(handler.name+"/"+tt.name, func(t *testing.T) {
 				h := newHarness(t, testTApp(1))
+				h.ctrl.podEventBatch = 0 // which TApps are told, not when (TestPodEventsAreBatched)
 				// Another TApp of the namespace whose selector never matches.
 				db := testTApp(1)
 				db.Name, db.UID = "db", "db-uid"
@@ -668,6 +669,7 @@ func TestPodUpdatedEnqueuesPreviousAndNewController(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, testTApp(1))
+			h.ctrl.podEventBatch = 0 // which TApps are told, not when (TestPodEventsAreBatched)
 			db := testTApp(1)
 			db.Name, db.UID = "db", "db-uid"
 			db.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "none"}}
@@ -694,3 +696,34 @@ func tappOwner(name string, uid types.UID) metav1.OwnerReference {
 
 // queued empties the controller's queue and returns its keys, sorted.
 func queued(c *Controller) []string { return controllertest.Drain(c.queue) }
+
+// TestPodEventsAreBatched: the events of a TApp's pods within podEventBatch make one sync, queued once the
+// batch has passed; a deletion is queued at once.
+func TestPodEventsAreBatched(t *testing.T) {
+	h := newHarness(t, testTApp(3))
+	pod := func(id, rv string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-" + id, Namespace: "ns", UID: types.UID("uid-" + id),
+			ResourceVersion: rv, OwnerReferences: []metav1.OwnerReference{tappOwner("web", "tapp-uid")}}}
+	}
+	start := time.Now()
+	h.ctrl.podAdded(pod("0", "1"))
+	h.ctrl.podAdded(pod("1", "1"))
+	h.ctrl.podUpdated(pod("0", "1"), pod("0", "2"))
+	if got := h.ctrl.queue.Len(); got != 0 && time.Since(start) < podEventBatch {
+		t.Fatalf("%d TApps queued before the batch passed", got)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for h.ctrl.queue.Len() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if waited := time.Since(start); waited < podEventBatch {
+		t.Errorf("queued after %v, before the batch of %v passed", waited, podEventBatch)
+	}
+	if got := queued(h.ctrl); fmt.Sprint(got) != "[ns/web]" {
+		t.Fatalf("queued %v after the batch, want [ns/web] once", got)
+	}
+	h.ctrl.podDeleted(pod("2", "1"))
+	if got := queued(h.ctrl); fmt.Sprint(got) != "[ns/web]" {
+		t.Errorf("queued %v right after a deletion, want [ns/web]", got)
+	}
+}
