@@ -641,6 +641,14 @@ func TestProgressOnlyStatusWritesArePaced(t *testing.T) {
 		t.Fatalf("first status = %+v, want observedGeneration 1 and no replicas", got)
 	}
 	h.setTApp(h.storedTApp())
+	// The API server makes every new pod Pending.
+	list, _ := h.kube.CoreV1().Pods("ns").List(context.Background(), metav1.ListOptions{})
+	for i := range list.Items {
+		list.Items[i].Status.Phase = corev1.PodPending
+		if _, err := h.kube.CoreV1().Pods("ns").UpdateStatus(context.Background(), &list.Items[i], metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	h.showPods()
 	if err := h.sync(); err != nil {
 		t.Fatal(err)
@@ -680,6 +688,12 @@ func TestProgressOnly(t *testing.T) {
 			s.Replicas, s.ReadyReplicas, s.Statuses = 2, 1, map[string]tkestackv1.InstanceStatus{"0": "Running", "1": "Pending"}
 			s.Conditions[0].Message = "1 of 2"
 		}, true},
+		{"an instance entering Updating", func(s *tkestackv1.TAppStatus) {
+			s.Statuses = map[string]tkestackv1.InstanceStatus{"0": "Updating"}
+		}, false},
+		{"an instance appearing Failed", func(s *tkestackv1.TAppStatus) {
+			s.Statuses = map[string]tkestackv1.InstanceStatus{"0": "Pending", "1": "Failed"}
+		}, false},
 		{"observed generation", func(s *tkestackv1.TAppStatus) { s.ObservedGeneration = 2 }, false},
 		{"update revision", func(s *tkestackv1.TAppStatus) { s.UpdateRevision = "web-2" }, false},
 		{"app status", func(s *tkestackv1.TAppStatus) { s.AppStatus = "Running" }, false},
@@ -697,5 +711,10 @@ func TestProgressOnly(t *testing.T) {
 				t.Errorf("progressOnly = %v, want %v", got, tt.want)
 			}
 		})
+	}
+	updating := *base.DeepCopy()
+	updating.Statuses = map[string]tkestackv1.InstanceStatus{"0": "Updating"}
+	if !progressOnly(&updating, &base) {
+		t.Error("an instance leaving Updating for Pending is not progress only")
 	}
 }

@@ -121,14 +121,25 @@ func setCondition(conditions *[]metav1.Condition, c metav1.Condition, generation
 }
 
 // statusPace is how often, at most, the status of one TApp is written while only the progress of its
-// instances changes (the counts, status.statuses, the conditions' messages): a scale-up or a rollout of a
-// thousand instances would otherwise rewrite the status, which holds an entry per instance, hundreds of
-// times. A change of the observed generation, the revisions, the selector, the app status or a condition's
-// status or reason is written at once; a paced write is made when the pace allows, by a requeued sync.
+// instances changes (the counts, instances starting: NotCreated, Pending, Running in status.statuses, the
+// conditions' messages): a scale-up of a thousand instances would otherwise rewrite the status, which holds
+// an entry per instance, hundreds of times. A change of the observed generation, the revisions, the selector,
+// the app status or a condition's status or reason is written at once, and so is an instance entering any
+// other state (Updating, Killing, Failed...: short states users watch for, and failures); a paced write is
+// made when the pace allows, by a requeued sync.
 const statusPace = time.Second
 
 // progressOnly reports whether next differs from cur only in the progress of the instances.
 func progressOnly(cur, next *tkestackv1.TAppStatus) bool {
+	for id, state := range next.Statuses {
+		switch state {
+		case policy.StatusNotCreated, policy.StatusPending, policy.StatusRunning:
+		default:
+			if cur.Statuses[id] != state {
+				return false
+			}
+		}
+	}
 	if cur.ObservedGeneration != next.ObservedGeneration || cur.UpdateRevision != next.UpdateRevision ||
 		cur.CurrentRevision != next.CurrentRevision || !equality.Semantic.DeepEqual(cur.CollisionCount, next.CollisionCount) ||
 		cur.ScaleLabelSelector != next.ScaleLabelSelector || cur.AppStatus != next.AppStatus ||
