@@ -35,6 +35,16 @@ const HealthCheckName = "storage-identity"
 // retryPeriod is how often a server that does not serve checks again.
 const retryPeriod = 2 * time.Second
 
+// Between its checks, a serving replica reads its store every storeProbePeriod, each read bounded by
+// storeProbePeriod; after unreadableProbes reads in a row fail (etcd without quorum answers none), it stops
+// serving, and so stops its controllers, until a check reads the store again. A store that cannot be read
+// cannot be decided on, but controllers acting on a cache that can no longer be written back would act blind:
+// this way they stop within seconds of a lost quorum, before the replica's readiness fails.
+const (
+	storeProbePeriod = time.Second
+	unreadableProbes = 2
+)
+
 // Fence runs the check of one replica and holds its outcome: whether the server may serve its store.
 type Fence struct {
 	store    *Store
@@ -62,22 +72,65 @@ func New(store *Store, cluster *Cluster, recorder record.EventRecorder, period t
 	}
 }
 
-// Run checks at once and then periodically until ctx is done.
+// Run checks at once and then periodically until ctx is done; while serving, it probes the store between
+// the checks (storeProbePeriod).
 func (f *Fence) Run(ctx context.Context) {
 	for {
 		checkCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		f.Check(checkCtx)
 		cancel()
-		next := f.period
 		if serving, _ := f.State(); !serving {
-			next = retryPeriod
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(retryPeriod):
+			}
+			continue
 		}
-		select {
-		case <-ctx.Done():
+		if !f.probeStore(ctx, time.Now().Add(f.period)) && ctx.Err() != nil {
 			return
-		case <-time.After(next):
 		}
 	}
+}
+
+// probeStore reads the store every storeProbePeriod until deadline, and stops serving once unreadableProbes
+// reads in a row failed; it returns false then, or when ctx ends.
+func (f *Fence) probeStore(ctx context.Context, deadline time.Time) bool {
+	failed := 0
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(storeProbePeriod):
+		}
+		probeCtx, cancel := context.WithTimeout(ctx, storeProbePeriod)
+		rec := f.store.Read(probeCtx)
+		cancel()
+		if rec.State != StoreUnreadable {
+			failed = 0
+			continue
+		}
+		if failed++; failed >= unreadableProbes {
+			f.pause(Verdict{Action: Wait, Reason: ReasonStoreUnreadable, Message: fmt.Sprintf(
+				"the store cannot be read (%v): serving again once it can", rec.Err)})
+			return false
+		}
+	}
+	return true
+}
+
+// pause stops serving while the store cannot be read; the next check that reads it serves again.
+func (f *Fence) pause(v Verdict) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.serving {
+		return
+	}
+	f.serving, f.verdict, f.reported = false, v, v.Reason+v.Message
+	klog.ErrorS(errors.New(v.Message), "Not serving: the store cannot be read", "store", f.store.Where)
+	f.event(corev1.EventTypeWarning, v.Reason, fmt.Sprintf("%s (%s)", v.Message, f.store.Where))
+	close(f.changed)
+	f.changed = make(chan struct{})
 }
 
 // Check reads both records, decides, writes what the verdict asks for and updates the state.
@@ -143,7 +196,7 @@ func (f *Fence) set(v Verdict) {
 	switch v.Action {
 	case Serve:
 		f.serving = true
-		if !wasServing && f.verdict.Action == Refuse {
+		if !wasServing && (f.verdict.Action == Refuse || f.verdict.Reason == ReasonStoreUnreadable) {
 			msg := fmt.Sprintf("the store (%s) is the cluster's again: serving", f.store.Where)
 			klog.InfoS("Storage fence lifted: serving", "store", f.store.Where)
 			f.event(corev1.EventTypeNormal, ReasonServing, msg)

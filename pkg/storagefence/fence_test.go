@@ -121,6 +121,19 @@ func TestRunWhileServing(t *testing.T) {
 	expectNot(started, "started again while refused")
 	f.set(Verdict{Action: Serve})
 	expect(started, "started again once serving")
+	// A store that cannot be read stops the controllers until a check reads it again; a Wait verdict alone
+	// (one check that could not read it) does not.
+	f.set(Verdict{Action: Wait, Reason: ReasonStoreUnreadable, Message: "etcd down"})
+	expectNot(stopped, "stopped by one unreadable check")
+	f.pause(Verdict{Action: Wait, Reason: ReasonStoreUnreadable, Message: "the store cannot be read"})
+	expect(stopped, "stopped while the store cannot be read")
+	if serving, v := f.State(); serving || v.Reason != ReasonStoreUnreadable {
+		t.Errorf("state after the pause = %v, %+v; want not serving, %s", serving, v, ReasonStoreUnreadable)
+	}
+	f.set(Verdict{Action: Wait, Reason: ReasonStoreUnreadable, Message: "etcd down"})
+	expectNot(started, "started while the store cannot be read")
+	f.set(Verdict{Action: Serve})
+	expect(started, "started again once the store is read")
 	cancel()
 	expect(stopped, "stopped with its context")
 	if err := <-done; err != nil {
