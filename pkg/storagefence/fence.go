@@ -35,8 +35,9 @@ const HealthCheckName = "storage-identity"
 // retryPeriod is how often a server that does not serve checks again.
 const retryPeriod = 2 * time.Second
 
-// Between its checks, a serving replica reads its store every storeProbePeriod, each read bounded by
-// storeProbePeriod; after unreadableProbes reads in a row fail (etcd without quorum answers none), it stops
+// While it serves, a replica also reads its store every storeProbePeriod, each read bounded by
+// storeProbePeriod, whatever its checks are doing (a check's own read of a store without quorum can take
+// seconds to fail); after unreadableProbes reads in a row fail (etcd without quorum answers none), it stops
 // serving, and so stops its controllers, until a check reads the store again. A store that cannot be read
 // cannot be decided on, but controllers acting on a cache that can no longer be written back would act blind:
 // this way they stop within seconds of a lost quorum, before the replica's readiness fails.
@@ -60,6 +61,8 @@ type Fence struct {
 	changed chan struct{}
 	// reported is the reason and message last logged and recorded, so that each is said once.
 	reported string
+	// pauses counts the pauses for an unreadable store: a check that began before one does not serve.
+	pauses int
 }
 
 // New returns a fence that does not serve until its first check passes. period is how often a serving
@@ -72,51 +75,60 @@ func New(store *Store, cluster *Cluster, recorder record.EventRecorder, period t
 	}
 }
 
-// Run checks at once and then periodically until ctx is done; while serving, it probes the store between
-// the checks (storeProbePeriod).
+// Run checks at once and then periodically until ctx is done, and probes the store while serving
+// (storeProbePeriod).
 func (f *Fence) Run(ctx context.Context) {
+	go f.probeStore(ctx)
 	for {
 		checkCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		f.Check(checkCtx)
 		cancel()
-		if serving, _ := f.State(); !serving {
+		serving, changed := f.watch()
+		wait := f.period
+		if !serving {
+			wait = retryPeriod
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		case <-changed: // paused: check again soon
 			select {
 			case <-ctx.Done():
 				return
 			case <-time.After(retryPeriod):
 			}
-			continue
-		}
-		if !f.probeStore(ctx, time.Now().Add(f.period)) && ctx.Err() != nil {
-			return
 		}
 	}
 }
 
-// probeStore reads the store every storeProbePeriod until deadline, and stops serving once unreadableProbes
-// reads in a row failed; it returns false then, or when ctx ends.
-func (f *Fence) probeStore(ctx context.Context, deadline time.Time) bool {
+// probeStore reads the store every storeProbePeriod while the server serves, and stops serving once
+// unreadableProbes reads in a row failed. It returns when ctx ends.
+func (f *Fence) probeStore(ctx context.Context) {
 	failed := 0
-	for time.Now().Before(deadline) {
+	for {
 		select {
 		case <-ctx.Done():
-			return false
+			return
 		case <-time.After(storeProbePeriod):
+		}
+		if serving, _ := f.State(); !serving {
+			failed = 0
+			continue
 		}
 		probeCtx, cancel := context.WithTimeout(ctx, storeProbePeriod)
 		rec := f.store.Read(probeCtx)
 		cancel()
-		if rec.State != StoreUnreadable {
+		if rec.State != StoreUnreadable || ctx.Err() != nil {
 			failed = 0
 			continue
 		}
 		if failed++; failed >= unreadableProbes {
+			failed = 0
 			f.pause(Verdict{Action: Wait, Reason: ReasonStoreUnreadable, Message: fmt.Sprintf(
 				"the store cannot be read (%v): serving again once it can", rec.Err)})
-			return false
 		}
 	}
-	return true
 }
 
 // pause stops serving while the store cannot be read; the next check that reads it serves again.
@@ -127,6 +139,7 @@ func (f *Fence) pause(v Verdict) {
 		return
 	}
 	f.serving, f.verdict, f.reported = false, v, v.Reason+v.Message
+	f.pauses++
 	klog.ErrorS(errors.New(v.Message), "Not serving: the store cannot be read", "store", f.store.Where)
 	f.event(corev1.EventTypeWarning, v.Reason, fmt.Sprintf("%s (%s)", v.Message, f.store.Where))
 	close(f.changed)
@@ -135,6 +148,9 @@ func (f *Fence) pause(v Verdict) {
 
 // Check reads both records, decides, writes what the verdict asks for and updates the state.
 func (f *Fence) Check(ctx context.Context) Verdict {
+	f.mu.Lock()
+	pauses := f.pauses
+	f.mu.Unlock()
 	var v Verdict
 	// A replica that loses a race to record its identity reads again once.
 	for attempt := 0; attempt < 2; attempt++ {
@@ -143,6 +159,13 @@ func (f *Fence) Check(ctx context.Context) Verdict {
 		if !retry {
 			break
 		}
+	}
+	f.mu.Lock()
+	pausedSince := f.pauses != pauses
+	f.mu.Unlock()
+	if v.Action == Serve && pausedSince {
+		// The store became unreadable while this check ran: the next check decides.
+		return Verdict{Action: Wait, Reason: ReasonStoreUnreadable, Message: "the store could not be read during the check"}
 	}
 	f.set(v)
 	return v

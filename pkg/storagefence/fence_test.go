@@ -2,12 +2,15 @@ package storagefence
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
@@ -138,5 +141,35 @@ func TestRunWhileServing(t *testing.T) {
 	expect(stopped, "stopped with its context")
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A serving replica whose store stops answering stops serving within a few probes, whatever its checks do.
+func TestProbeStorePausesAnUnreadableStore(t *testing.T) {
+	// Nothing listens on a port the test has just closed: every read fails.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{addr}, DialTimeout: time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	f := New(&Store{client: client, prefix: "/registry", Where: "etcd " + addr}, &Cluster{Name: types.NamespacedName{Namespace: "ns", Name: "record"}}, nil, time.Hour)
+	f.set(Verdict{Action: Serve})
+	_, changed := f.watch()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go f.probeStore(ctx)
+	select {
+	case <-changed:
+	case <-time.After(time.Duration(unreadableProbes+3) * 2 * storeProbePeriod):
+		t.Fatal("still serving with a store that cannot be read")
+	}
+	if serving, v := f.State(); serving || v.Reason != ReasonStoreUnreadable {
+		t.Errorf("state = %v, %+v; want not serving, %s", serving, v, ReasonStoreUnreadable)
 	}
 }
