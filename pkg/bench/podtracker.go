@@ -32,6 +32,8 @@ type podTracker struct {
 	readyImage string
 	// readyResources, when set, is the resourcesKey a pod's spec and reported status must have as well.
 	readyResources string
+	// createdAt is when each pod name was first seen, since the tracker's mark.
+	createdAt map[string]time.Time
 	// goneAt is when each pod was seen deleted.
 	goneAt []time.Time
 	// desired is the replica count for maxUnavailable; negative while not measuring.
@@ -71,7 +73,7 @@ func (t *podTracker) onTarget(s podState) bool {
 
 func startPodTracker(ctx context.Context, client kubernetes.Interface, namespace string) (*podTracker, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	t := &podTracker{pods: map[types.UID]podState{}, readyAt: map[string]time.Time{}, desired: -1, stop: cancel}
+	t := &podTracker{pods: map[types.UID]podState{}, readyAt: map[string]time.Time{}, createdAt: map[string]time.Time{}, desired: -1, stop: cancel}
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace))
 	inf := factory.Core().V1().Pods().Informer()
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -140,6 +142,9 @@ func (t *podTracker) observe(obj interface{}, deleted bool) {
 		t.all++
 		if !s.deleting {
 			t.live++
+			if _, seen := t.createdAt[s.name]; !seen {
+				t.createdAt[s.name] = now
+			}
 			if s.ready {
 				t.ready++
 				if t.onTarget(s) {
@@ -167,12 +172,17 @@ func (t *podTracker) markResources(image, resources string, desired int) {
 	defer t.mu.Unlock()
 	t.readyImage, t.readyResources = image, resources
 	t.readyAt = map[string]time.Time{}
+	t.createdAt = map[string]time.Time{}
 	t.goneAt = nil
 	t.desired, t.maxUnavailable = desired, 0
-	// Pods already Ready on the image count from the mark.
+	// Pods that exist count from the mark, and those already Ready on the image are Ready from it.
 	now := time.Now()
 	for _, s := range t.pods {
-		if !s.deleting && s.ready && t.onTarget(s) {
+		if s.deleting {
+			continue
+		}
+		t.createdAt[s.name] = now
+		if s.ready && t.onTarget(s) {
 			t.readyAt[s.name] = now
 		}
 	}
@@ -224,6 +234,13 @@ func (t *podTracker) readyLatencies(start time.Time) []time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return sinceStart(maps.Values(t.readyAt), start)
+}
+
+// createdLatencies are the times from start to each pod's first sighting since the mark.
+func (t *podTracker) createdLatencies(start time.Time) []time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return sinceStart(maps.Values(t.createdAt), start)
 }
 
 // goneLatencies are the times from start to each pod's deletion.

@@ -153,6 +153,8 @@ type WorkloadRun struct {
 	PodsPerSecond     float64 `json:"podsPerSecond"`
 	// PodLatencyMs: per pod, from the start to its first Ready (scale-up) or its disappearance (scale-down).
 	PodLatencyMs Latency `json:"podLatencyMs"`
+	// CreatedLatencyMs: per pod, from the start to when the pod watch first showed it (scale-up only).
+	CreatedLatencyMs Latency `json:"createdLatencyMs,omitempty"`
 	// RatioToStatefulSet and RatioToLimit compare times (lower is faster) and throughputs.
 	TimeRatioToStatefulSet      float64 `json:"timeRatioToStatefulSet,omitempty"`
 	ThroughputRatioToLimit      float64 `json:"throughputRatioToLimit,omitempty"`

@@ -510,9 +510,11 @@ func (b *bench) runWorkload(ctx context.Context, kind, ns string, w workload, n 
 	up.Seconds = round(ready.Sub(start).Seconds(), 3)
 	up.PodsPerSecond = round(float64(n)/ready.Sub(start).Seconds(), 1)
 	up.PodLatencyMs = summarize(tracker.readyLatencies(start))
+	up.CreatedLatencyMs = summarize(tracker.createdLatencies(start))
 	fillCPU(&up, cpu)
 	up.KubeAPIWrites, up.TAppAPIWrites = writes(ctx)
-	b.logf("scale-up   %-20s 0→%d in %6.2fs (all created %.2fs), %.1f pods/s, completed=%v", kind, n, up.Seconds, up.AllCreatedSeconds, up.PodsPerSecond, up.Completed)
+	b.logf("scale-up   %-20s 0→%d in %6.2fs (created: first %.2fs, p50 %.2fs, p90 %.2fs, all %.2fs), %.1f pods/s, completed=%v", kind, n, up.Seconds,
+		up.CreatedLatencyMs.Min/1000, up.CreatedLatencyMs.P50/1000, up.CreatedLatencyMs.P90/1000, up.AllCreatedSeconds, up.PodsPerSecond, up.Completed)
 	if !up.Completed {
 		s := tracker.snapshot()
 		return up, nil, down, fmt.Errorf("scale-up did not complete in %s: %d pods, %d ready", scaleTimeout, s.live, s.ready)
