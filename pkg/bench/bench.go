@@ -87,7 +87,9 @@ type bench struct {
 	// clientConfig is the admin through kube-apiserver with the benchmark's rate limit and JSON.
 	clientConfig *rest.Config
 	kube         kubernetes.Interface
-	dyn          dynamic.Interface
+	// watchKube serves the pod watches that time the workloads (watchConfig).
+	watchKube kubernetes.Interface
+	dyn       dynamic.Interface
 }
 
 // Main parses the command line (flag.CommandLine), runs the benchmark or renders a results.json, and
@@ -316,6 +318,9 @@ func (b *bench) withCluster(ctx context.Context, cfg localcluster.Config, fn fun
 	if b.kube, err = kubernetes.NewForConfig(b.clientConfig); err != nil {
 		return err
 	}
+	if b.watchKube, err = kubernetes.NewForConfig(watchConfig(cluster.AdminConfig)); err != nil {
+		return err
+	}
 	if b.dyn, err = dynamic.NewForConfig(b.clientConfig); err != nil {
 		return err
 	}
@@ -330,6 +335,17 @@ func benchConfig(base *rest.Config) *rest.Config {
 	c.ContentType = "application/json"
 	c.AcceptContentTypes = "application/json"
 	c.UserAgent = "tapp-bench"
+	return c
+}
+
+// watchConfig is the configuration of the pod watches that time the workloads: protobuf, as the
+// controllers' informers, and a connection of its own (client-go shares one connection between the clients
+// of equal transport settings; DisableCompression is one of them), so that the simulator's writes, which
+// share the admin's, do not delay the events a measurement waits for.
+func watchConfig(base *rest.Config) *rest.Config {
+	c := rest.CopyConfig(base)
+	c.UserAgent = "tapp-bench-watch"
+	c.DisableCompression = true
 	return c
 }
 

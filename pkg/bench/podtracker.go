@@ -32,8 +32,9 @@ type podTracker struct {
 	readyImage string
 	// readyResources, when set, is the resourcesKey a pod's spec and reported status must have as well.
 	readyResources string
-	// createdAt is when each pod name was first seen, since the tracker's mark.
-	createdAt map[string]time.Time
+	// createdAt is when each pod name was first seen, since the tracker's mark; stamped is its
+	// creationTimestamp (a second's resolution: tells a slow create from a slow watch).
+	createdAt, stamped map[string]time.Time
 	// goneAt is when each pod was seen deleted.
 	goneAt []time.Time
 	// desired is the replica count for maxUnavailable; negative while not measuring.
@@ -73,7 +74,7 @@ func (t *podTracker) onTarget(s podState) bool {
 
 func startPodTracker(ctx context.Context, client kubernetes.Interface, namespace string) (*podTracker, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	t := &podTracker{pods: map[types.UID]podState{}, readyAt: map[string]time.Time{}, createdAt: map[string]time.Time{}, desired: -1, stop: cancel}
+	t := &podTracker{pods: map[types.UID]podState{}, readyAt: map[string]time.Time{}, createdAt: map[string]time.Time{}, stamped: map[string]time.Time{}, desired: -1, stop: cancel}
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace))
 	inf := factory.Core().V1().Pods().Informer()
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -144,6 +145,7 @@ func (t *podTracker) observe(obj interface{}, deleted bool) {
 			t.live++
 			if _, seen := t.createdAt[s.name]; !seen {
 				t.createdAt[s.name] = now
+				t.stamped[s.name] = pod.CreationTimestamp.Time
 			}
 			if s.ready {
 				t.ready++
@@ -173,6 +175,7 @@ func (t *podTracker) markResources(image, resources string, desired int) {
 	t.readyImage, t.readyResources = image, resources
 	t.readyAt = map[string]time.Time{}
 	t.createdAt = map[string]time.Time{}
+	t.stamped = map[string]time.Time{}
 	t.goneAt = nil
 	t.desired, t.maxUnavailable = desired, 0
 	// Pods that exist count from the mark, and those already Ready on the image are Ready from it.
@@ -182,6 +185,7 @@ func (t *podTracker) markResources(image, resources string, desired int) {
 			continue
 		}
 		t.createdAt[s.name] = now
+		t.stamped[s.name] = now
 		if s.ready && t.onTarget(s) {
 			t.readyAt[s.name] = now
 		}
@@ -241,6 +245,13 @@ func (t *podTracker) createdLatencies(start time.Time) []time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return sinceStart(maps.Values(t.createdAt), start)
+}
+
+// stampedLatencies are the times from start to each pod's creationTimestamp, for the pods of createdLatencies.
+func (t *podTracker) stampedLatencies(start time.Time) []time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return sinceStart(maps.Values(t.stamped), start)
 }
 
 // goneLatencies are the times from start to each pod's deletion.

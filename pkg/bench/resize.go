@@ -112,7 +112,7 @@ func (b *bench) runResize(ctx context.Context) ([]ResizeRun, error) {
 }
 
 func (b *bench) runResizeWorkload(ctx context.Context, kind, ns string, w resizable, n int, pids map[string]int) (*ResizeRun, error) {
-	tracker, err := startPodTracker(ctx, b.kube, ns)
+	tracker, err := startPodTracker(ctx, b.watchKube, ns)
 	if err != nil {
 		return nil, err
 	}

@@ -476,7 +476,7 @@ const (
 func (b *bench) runWorkload(ctx context.Context, kind, ns string, w workload, n int, rollout bool, pids map[string]int) (up WorkloadRun, roll *RolloutRun, down WorkloadRun, err error) {
 	up = WorkloadRun{Kind: kind, Replicas: n}
 	down = WorkloadRun{Kind: kind, Replicas: n}
-	tracker, err := startPodTracker(ctx, b.kube, ns)
+	tracker, err := startPodTracker(ctx, b.watchKube, ns)
 	if err != nil {
 		return up, nil, down, err
 	}
@@ -513,8 +513,9 @@ func (b *bench) runWorkload(ctx context.Context, kind, ns string, w workload, n 
 	up.CreatedLatencyMs = summarize(tracker.createdLatencies(start))
 	fillCPU(&up, cpu)
 	up.KubeAPIWrites, up.TAppAPIWrites = writes(ctx)
-	b.logf("scale-up   %-20s 0→%d in %6.2fs (created: first %.2fs, p50 %.2fs, p90 %.2fs, all %.2fs), %.1f pods/s, completed=%v", kind, n, up.Seconds,
-		up.CreatedLatencyMs.Min/1000, up.CreatedLatencyMs.P50/1000, up.CreatedLatencyMs.P90/1000, up.AllCreatedSeconds, up.PodsPerSecond, up.Completed)
+	stamped := summarize(tracker.stampedLatencies(start.Truncate(time.Second)))
+	b.logf("scale-up   %-20s 0→%d in %6.2fs (created: first %.2fs, p50 %.2fs, p90 %.2fs, all %.2fs; creationTimestamp from the start's second p50 %.0fs, p90 %.0fs, max %.0fs), %.1f pods/s, completed=%v", kind, n, up.Seconds,
+		up.CreatedLatencyMs.Min/1000, up.CreatedLatencyMs.P50/1000, up.CreatedLatencyMs.P90/1000, up.AllCreatedSeconds, stamped.P50/1000, stamped.P90/1000, stamped.Max/1000, up.PodsPerSecond, up.Completed)
 	if !up.Completed {
 		s := tracker.snapshot()
 		return up, nil, down, fmt.Errorf("scale-up did not complete in %s: %d pods, %d ready", scaleTimeout, s.live, s.ready)
