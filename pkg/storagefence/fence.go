@@ -92,12 +92,7 @@ func (f *Fence) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-time.After(wait):
-		case <-changed: // paused: check again soon
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(retryPeriod):
-			}
+		case <-changed: // paused by the probe: check again
 		}
 	}
 }
@@ -160,14 +155,10 @@ func (f *Fence) Check(ctx context.Context) Verdict {
 			break
 		}
 	}
-	f.mu.Lock()
-	pausedSince := f.pauses != pauses
-	f.mu.Unlock()
-	if v.Action == Serve && pausedSince {
+	if !f.setUnlessPausedSince(v, pauses) {
 		// The store became unreadable while this check ran: the next check decides.
 		return Verdict{Action: Wait, Reason: ReasonStoreUnreadable, Message: "the store could not be read during the check"}
 	}
-	f.set(v)
 	return v
 }
 
@@ -215,6 +206,22 @@ func (f *Fence) checkOnce(ctx context.Context) (Verdict, bool) {
 func (f *Fence) set(v Verdict) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.setLocked(v)
+}
+
+// setUnlessPausedSince applies v as set does, unless v serves and the probe paused the server after the
+// pauses-th pause (the check that gave v began before it); it reports whether v was applied.
+func (f *Fence) setUnlessPausedSince(v Verdict, pauses int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if v.Action == Serve && f.pauses != pauses {
+		return false
+	}
+	f.setLocked(v)
+	return true
+}
+
+func (f *Fence) setLocked(v Verdict) {
 	wasServing := f.serving
 	switch v.Action {
 	case Serve:

@@ -173,3 +173,23 @@ func TestProbeStorePausesAnUnreadableStore(t *testing.T) {
 		t.Errorf("state = %v, %+v; want not serving, %s", serving, v, ReasonStoreUnreadable)
 	}
 }
+
+// A check that began before the probe paused the server does not serve again; one that began after does.
+func TestACheckFromBeforeAPauseDoesNotServe(t *testing.T) {
+	f := newTestFence()
+	f.set(Verdict{Action: Serve})
+	before := f.pauses
+	f.pause(Verdict{Action: Wait, Reason: ReasonStoreUnreadable, Message: "the store cannot be read"})
+	if f.setUnlessPausedSince(Verdict{Action: Serve}, before) {
+		t.Error("a check that began before the pause was applied")
+	}
+	if serving, v := f.State(); serving || v.Reason != ReasonStoreUnreadable {
+		t.Errorf("state = %v, %+v; want not serving, %s", serving, v, ReasonStoreUnreadable)
+	}
+	if !f.setUnlessPausedSince(Verdict{Action: Serve}, f.pauses) {
+		t.Error("a check that began after the pause was not applied")
+	}
+	if serving, _ := f.State(); !serving {
+		t.Error("not serving after a check that began after the pause")
+	}
+}
