@@ -147,10 +147,10 @@ func TestFailuresConcurrent(t *testing.T) {
 }
 
 // TestSlowStartRunsABatchAtOnce: MaxParallelCreates calls of a batch (all of a smaller batch) are in flight at
-// the same time, and never more: here batches of up to 256 calls, twice MaxParallelCreates. Each call waits, a
-// few seconds at most, until as many calls as its batch may run at once are in flight.
+// the same time, and never more: here batches up to twice MaxParallelCreates. Each call waits, a few seconds
+// at most, until as many calls as its batch may run at once are in flight.
 func TestSlowStartRunsABatchAtOnce(t *testing.T) {
-	const count = 511 // batches of 1, 2, 4, ..., 256
+	const count = 4*MaxParallelCreates - 1 // batches of 1, 2, 4, ..., 2*MaxParallelCreates
 	var mu sync.Mutex
 	inFlight, most := 0, map[int]int{} // most in flight per batch start
 	arrived := map[int]*sync.WaitGroup{}

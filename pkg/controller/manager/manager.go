@@ -124,7 +124,13 @@ func newManager(ctx context.Context, o *Options, kubeConfig, serverConfig *rest.
 		// Every controller gets clients with rate limits of their own, as kube-controller-manager's
 		// controllers do, so that one busy controller does not slow the others down.
 		newClients: func() (kubernetes.Interface, kubernetes.Interface, versioned.Interface, error) {
-			kube, err := kubernetes.NewForConfig(withLimits(kubeConfig, o))
+			// The writes of a sync (a slow-start batch of creations in flight, as kube-controller-manager
+			// has) go over connections of their own.
+			writes, err := overConnections(withLimits(kubeConfig, o), writeConnections)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			kube, err := kubernetes.NewForConfig(writes)
 			if err != nil {
 				return nil, nil, nil, err
 			}
