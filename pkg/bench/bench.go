@@ -80,6 +80,8 @@ type bench struct {
 	// clusterTag names the current workloads cluster in profile file names and errors: its budget, and the
 	// variant if any.
 	clusterTag string
+	// createAudit is the audit log of the pod creates of the current workloads cluster (createAuditPolicy).
+	createAudit string
 	// round is the round of sections 3 and 4 being run, from 0 (profiles are taken in the first only).
 	round int
 	// profiling counts the CPU profiles being taken.
@@ -265,6 +267,9 @@ func run(opts options) error {
 		}
 		cfg := atBudget(budget)
 		cfg.WorkDir = filepath.Join(opts.outDir, "cluster-workloads-"+budget.slug())
+		if err := b.auditCreates(&cfg); err != nil {
+			return err
+		}
 		b.clusterTag = budget.slug()
 		if err := b.withCluster(ctx, cfg, func(ctx context.Context) error { return b.workloadSections(ctx, budget, first) }); err != nil {
 			b.fail("workload sections at %s: %v", budget, err)
@@ -274,6 +279,9 @@ func run(opts options) error {
 		cost := localcluster.PublishedNodeCost()
 		cfg := atBudget(primary)
 		cfg.WorkDir = filepath.Join(opts.outDir, "cluster-rollout-modelled")
+		if err := b.auditCreates(&cfg); err != nil {
+			return err
+		}
 		cfg.NodeCost = &cost
 		b.clusterTag = "modelled-" + primary.slug()
 		if err := b.withCluster(ctx, cfg, func(ctx context.Context) error { return b.modelledRollout(ctx, cost, primary) }); err != nil {
@@ -290,6 +298,18 @@ func run(opts options) error {
 	for _, t := range res.Targets {
 		logf("target %-62s %-10s value %8.3f %-6s met=%v", t.Name, t.Goal, t.Value, t.Unit, t.Met)
 	}
+	return nil
+}
+
+// auditCreates has the kube-apiserver of cfg log its pod creates (createAuditPolicy) into cfg.WorkDir, and
+// makes that log b.createAudit.
+func (b *bench) auditCreates(cfg *localcluster.Config) error {
+	b.createAudit = filepath.Join(cfg.WorkDir, "pod-creates-audit.log")
+	args, err := createAuditArgs(b.opts.outDir, b.createAudit)
+	if err != nil {
+		return err
+	}
+	cfg.KubeAPIServerArgs = append(append([]string{}, cfg.KubeAPIServerArgs...), args...)
 	return nil
 }
 

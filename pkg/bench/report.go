@@ -325,14 +325,14 @@ func renderWorkloads(b *strings.Builder, upHeading, rollHeading, label string, u
 	if len(ups) > 0 {
 		p("%s, %s\n\n", upHeading, label)
 		if len(downs) > 0 {
-			p("| kind | 0→N Ready (s) | all created (s) | pods/s | pod Ready p50 / p99 (s) | × StatefulSet time | × limit throughput | N→0 gone (s) | pods/s | × StatefulSet time | CPU s up: tapp-apiserver / kube-apiserver / KCM / scheduler / etcd / bench | CPU s up, all six / cores busy |\n")
+			p("| kind | 0→N Ready (s) | all created / seen (s) | pods/s | pod Ready p50 / p99 (s) | × StatefulSet time | × limit throughput | N→0 gone (s) | pods/s | × StatefulSet time | CPU s up: tapp-apiserver / kube-apiserver / KCM / scheduler / etcd / bench | CPU s up, all six / cores busy |\n")
 			p("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		} else {
-			p("| kind | 0→N Ready (s) | all created (s) | pods/s | pod Ready p50 / p99 (s) | × StatefulSet time | CPU s up: tapp-apiserver / kube-apiserver / KCM / scheduler / etcd / bench | CPU s up, all six / cores busy |\n")
+			p("| kind | 0→N Ready (s) | all created / seen (s) | pods/s | pod Ready p50 / p99 (s) | × StatefulSet time | CPU s up: tapp-apiserver / kube-apiserver / KCM / scheduler / etcd / bench | CPU s up, all six / cores busy |\n")
 			p("|---|---|---|---|---|---|---|---|\n")
 		}
 		for _, up := range ups {
-			p("| %s | %s | %.2f | %.1f | %.2f / %.2f | %.2f |", up.Kind, doneText(up.Seconds, up.Completed), up.AllCreatedSeconds, up.PodsPerSecond,
+			p("| %s | %s | %.2f / %.2f | %.1f | %.2f / %.2f | %.2f |", up.Kind, doneText(up.Seconds, up.Completed), up.AllCreatedSeconds, up.AllSeenSeconds, up.PodsPerSecond,
 				up.PodLatencyMs.P50/1000, up.PodLatencyMs.P99/1000, up.TimeRatioToStatefulSet)
 			if len(downs) > 0 {
 				p(" %.2f |", up.ThroughputRatioToLimit)

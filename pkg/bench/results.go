@@ -148,9 +148,11 @@ type WorkloadRun struct {
 	Budget Budget `json:"budget"`
 	// Seconds until every pod is Ready (scale-up) or gone (scale-down).
 	Seconds float64 `json:"seconds"`
-	// AllCreatedSeconds: until every pod existed (scale-up).
+	// AllCreatedSeconds: until kube-apiserver completed the last pod create (scale-up; its audit log).
 	AllCreatedSeconds float64 `json:"allCreatedSeconds,omitempty"`
-	PodsPerSecond     float64 `json:"podsPerSecond"`
+	// AllSeenSeconds: until the benchmark's pod watch had shown every pod (scale-up).
+	AllSeenSeconds float64 `json:"allSeenSeconds,omitempty"`
+	PodsPerSecond  float64 `json:"podsPerSecond"`
 	// PodLatencyMs: per pod, from the start to its first Ready (scale-up) or its disappearance (scale-down).
 	PodLatencyMs Latency `json:"podLatencyMs"`
 	// CreatedLatencyMs: per pod, from the start to when the pod watch first showed it (scale-up only).
@@ -170,8 +172,8 @@ type WorkloadRun struct {
 	KubeAPIWrites map[string]int `json:"kubeAPIWrites,omitempty"`
 	TAppAPIWrites map[string]int `json:"tappAPIWrites,omitempty"`
 	// RoundSeconds is every round's time, in the order run, when the kind ran more than one round (--rounds):
-	// the run recorded is then the round of the median time, with AllCreatedSeconds and PodsPerSecond the
-	// medians over the rounds.
+	// the run recorded is then the round of the median time, with AllCreatedSeconds, AllSeenSeconds and
+	// PodsPerSecond the medians over the rounds.
 	RoundSeconds []float64 `json:"roundSeconds,omitempty"`
 }
 

@@ -45,7 +45,7 @@ func medianOf[R any](runs []R, f func(R) float64) float64 {
 }
 
 // medianWorkloadRun returns the round of runs (one kind's scale-ups or scale-downs) whose time is the median,
-// with AllCreatedSeconds and PodsPerSecond the medians over the rounds, Completed only if every round
+// with AllCreatedSeconds, AllSeenSeconds and PodsPerSecond the medians over the rounds, Completed only if every round
 // completed, and every round's time in RoundSeconds (when there was more than one).
 func medianWorkloadRun(runs []WorkloadRun) WorkloadRun {
 	if len(runs) == 0 {
@@ -54,6 +54,7 @@ func medianWorkloadRun(runs []WorkloadRun) WorkloadRun {
 	out, seconds, completed := medianRound(runs, func(r WorkloadRun) float64 { return r.Seconds }, func(r WorkloadRun) bool { return r.Completed })
 	out.Completed = completed
 	out.AllCreatedSeconds = medianOf(runs, func(r WorkloadRun) float64 { return r.AllCreatedSeconds })
+	out.AllSeenSeconds = medianOf(runs, func(r WorkloadRun) float64 { return r.AllSeenSeconds })
 	out.PodsPerSecond = medianOf(runs, func(r WorkloadRun) float64 { return r.PodsPerSecond })
 	if len(runs) > 1 {
 		out.RoundSeconds = seconds

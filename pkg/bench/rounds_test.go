@@ -8,13 +8,13 @@ import (
 
 func TestMedianWorkloadRun(t *testing.T) {
 	runs := []WorkloadRun{
-		{Kind: kindTApp, Seconds: 25, AllCreatedSeconds: 9, PodsPerSecond: 40, Completed: true, ServerCPUSeconds: 1},
-		{Kind: kindTApp, Seconds: 19, AllCreatedSeconds: 14, PodsPerSecond: 52, Completed: true, ServerCPUSeconds: 2},
-		{Kind: kindTApp, Seconds: 21, AllCreatedSeconds: 11, PodsPerSecond: 47, Completed: false, ServerCPUSeconds: 3},
+		{Kind: kindTApp, Seconds: 25, AllCreatedSeconds: 9, AllSeenSeconds: 12, PodsPerSecond: 40, Completed: true, ServerCPUSeconds: 1},
+		{Kind: kindTApp, Seconds: 19, AllCreatedSeconds: 14, AllSeenSeconds: 10, PodsPerSecond: 52, Completed: true, ServerCPUSeconds: 2},
+		{Kind: kindTApp, Seconds: 21, AllCreatedSeconds: 11, AllSeenSeconds: 15, PodsPerSecond: 47, Completed: false, ServerCPUSeconds: 3},
 	}
 	got := medianWorkloadRun(runs)
 	// The round of the median time (21 s) is recorded, with the medians of the created time and throughput.
-	if got.Seconds != 21 || got.ServerCPUSeconds != 3 || got.AllCreatedSeconds != 11 || got.PodsPerSecond != 47 {
+	if got.Seconds != 21 || got.ServerCPUSeconds != 3 || got.AllCreatedSeconds != 11 || got.AllSeenSeconds != 12 || got.PodsPerSecond != 47 {
 		t.Errorf("median run = %+v", got)
 	}
 	if got.Completed {
