@@ -105,6 +105,13 @@ func newManager(ctx context.Context, o *Options, kubeConfig, serverConfig *rest.
 	if err != nil {
 		return nil, fmt.Errorf("client of tapp-apiserver: %w", err)
 	}
+	// The controllers' writes (a sync has a slow-start batch of creations in flight, as kube-controller-manager
+	// has) go over connections of their own, made once and shared by every controller and leadership term;
+	// each controller's client still has a rate limit of its own.
+	writes, err := overConnections(withLimits(kubeConfig, o), writeConnections)
+	if err != nil {
+		return nil, fmt.Errorf("connections of the controllers' writes: %w", err)
+	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, err
@@ -124,12 +131,6 @@ func newManager(ctx context.Context, o *Options, kubeConfig, serverConfig *rest.
 		// Every controller gets clients with rate limits of their own, as kube-controller-manager's
 		// controllers do, so that one busy controller does not slow the others down.
 		newClients: func() (kubernetes.Interface, kubernetes.Interface, versioned.Interface, error) {
-			// The writes of a sync (a slow-start batch of creations in flight, as kube-controller-manager
-			// has) go over connections of their own.
-			writes, err := overConnections(withLimits(kubeConfig, o), writeConnections)
-			if err != nil {
-				return nil, nil, nil, err
-			}
 			kube, err := kubernetes.NewForConfig(writes)
 			if err != nil {
 				return nil, nil, nil, err
