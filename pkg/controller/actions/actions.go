@@ -20,14 +20,18 @@ import (
 // in-place updates, two writes each, is carried out in four rounds.
 const MaxParallel = 64
 
-// MaxParallelCreates bounds the calls of a slow-start batch (SlowStart) in flight at once: a whole batch, up to
-// 512, as kube-controller-manager's slowStartBatch has. Unthrottled, the API server's latency under load sets
-// how many creations a controller needs in flight to keep up (with 128, a scale-up of 1000 pods took 7 s of
-// creations against kube-controller-manager's 4 s). An HTTP/2 connection carries at most 250 streams, so the
-// controllers' clients spread their requests over connections of their own (the manager's overConnections):
-// a client with more requests in flight than its connection carries dials a TLS connection for each request
-// beyond (measured: 466 connections of less than half a second in one unthrottled scale-up of 1000 pods).
-const MaxParallelCreates = 512
+// MaxParallelCreates bounds the calls of a slow-start batch (SlowStart) in flight at once. Unthrottled, the
+// API server's latency under load sets how many creations a controller needs in flight to keep up (with 128, a
+// scale-up of 1000 pods took 7 s of creations against kube-controller-manager's 4 s). Beyond what API Priority
+// and Fairness queues for one flow they are refused: kube-apiserver's default workload-high level queues a flow
+// in 6 queues of 50 requests beside the seats it executes, and a whole batch of 512 in flight (as
+// kube-controller-manager's slowStartBatch has) was refused 4-26 creations with 429 per unthrottled scale-up of
+// 1000 pods (client-go retries each a second later), where the readiness-gate writes made beside the creations
+// take seats of the same level. An HTTP/2 connection carries at most 250 streams, so the controllers' clients
+// spread their requests over connections of their own (the manager's overConnections): a client with more
+// requests in flight than its connection carries dials a TLS connection for each request beyond (measured: 466
+// connections of less than half a second in one unthrottled scale-up of 1000 pods).
+const MaxParallelCreates = 256
 
 // FieldManager is the field manager of the writes of the controller named name (its name in
 // --controllers): <name>-controller.
