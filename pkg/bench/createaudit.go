@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,14 +52,26 @@ type auditEvent struct {
 	StageTimestamp time.Time `json:"stageTimestamp"`
 }
 
-// podCreatesDone reads the audit log at path and returns the number of pods created in namespace between from
-// and to, and when the last of those creates completed.
-func podCreatesDone(path, namespace string, from, to time.Time) (count int, last time.Time, err error) {
+// fileSize is the size of the file at path, 0 if it cannot be read.
+func fileSize(path string) int64 {
+	info, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return info.Size()
+}
+
+// podCreatesDone reads the audit log at path from byte offset on (the start of a line) and returns the number of
+// pods created in namespace between from and to, and when the last of those creates completed.
+func podCreatesDone(path string, offset int64, namespace string, from, to time.Time) (count int, last time.Time, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, time.Time{}, err
 	}
 	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return 0, time.Time{}, err
+	}
 	scanner := bufio.NewScanner(f)
 	scanner.Buffer(make([]byte, 0, 64<<10), 4<<20)
 	for scanner.Scan() {

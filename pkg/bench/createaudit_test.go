@@ -33,11 +33,16 @@ func TestPodCreatesDone(t *testing.T) {
 		t.Fatal(err)
 	}
 	from := time.Date(2026, 11, 27, 2, 0, 0, 0, time.UTC)
-	count, last, err := podCreatesDone(path, "wl", from, from.Add(30*time.Second))
+	count, last, err := podCreatesDone(path, 0, "wl", from, from.Add(30*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := from.Add(3250 * time.Millisecond); count != 2 || !last.Equal(want) {
 		t.Errorf("got %d creates, last at %s; want 2, last at %s", count, last, want)
+	}
+	// From the second line on: the first create is not read.
+	count, last, err = podCreatesDone(path, int64(len(lines[0])+1), "wl", from, from.Add(30*time.Second))
+	if want := from.Add(3250 * time.Millisecond); err != nil || count != 1 || !last.Equal(want) {
+		t.Errorf("from the second line: got %d creates, last at %s, %v; want 1, last at %s", count, last, err, want)
 	}
 }

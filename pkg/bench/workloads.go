@@ -497,6 +497,7 @@ func (b *bench) runWorkload(ctx context.Context, kind, ns string, w workload, n 
 	b.profile(ctx, kind, "scale-up")
 	writes := b.writeCounter(ctx)
 	cpu := newCPUMeter(pids)
+	auditFrom := fileSize(b.createAudit)
 	start := time.Now()
 	scaleErr := make(chan error, 1)
 	go func() { scaleErr <- w.scale(ctx, int32(n)) }()
@@ -507,8 +508,14 @@ func (b *bench) runWorkload(ctx context.Context, kind, ns string, w workload, n 
 	}
 	up.Completed = okCreated && okReady
 	up.AllSeenSeconds = round(created.Sub(start).Seconds(), 3)
-	if up.Completed {
-		count, last, err := podCreatesDone(b.createAudit, ns, start, time.Now())
+	up.Seconds = round(ready.Sub(start).Seconds(), 3)
+	up.PodsPerSecond = round(float64(n)/ready.Sub(start).Seconds(), 1)
+	up.PodLatencyMs = summarize(tracker.readyLatencies(start))
+	up.CreatedLatencyMs = summarize(tracker.createdLatencies(start))
+	fillCPU(&up, cpu)
+	up.KubeAPIWrites, up.TAppAPIWrites = writes(ctx)
+	if up.Completed { // read after the CPU and writes were taken, from where the log ended at the start
+		count, last, err := podCreatesDone(b.createAudit, auditFrom, ns, start, time.Now())
 		if err != nil {
 			return up, nil, down, fmt.Errorf("reading the pod creates of the scale-up: %w", err)
 		}
@@ -517,12 +524,6 @@ func (b *bench) runWorkload(ctx context.Context, kind, ns string, w workload, n 
 		}
 		up.AllCreatedSeconds = round(last.Sub(start).Seconds(), 3)
 	}
-	up.Seconds = round(ready.Sub(start).Seconds(), 3)
-	up.PodsPerSecond = round(float64(n)/ready.Sub(start).Seconds(), 1)
-	up.PodLatencyMs = summarize(tracker.readyLatencies(start))
-	up.CreatedLatencyMs = summarize(tracker.createdLatencies(start))
-	fillCPU(&up, cpu)
-	up.KubeAPIWrites, up.TAppAPIWrites = writes(ctx)
 	stamped := summarize(tracker.stampedLatencies(start.Truncate(time.Second)))
 	b.logf("scale-up   %-20s 0→%d in %6.2fs (all created %.2fs; seen created: first %.2fs, p50 %.2fs, p90 %.2fs, all %.2fs; creationTimestamp from the start's second p50 %.0fs, p90 %.0fs, max %.0fs), %.1f pods/s, completed=%v", kind, n, up.Seconds,
 		up.AllCreatedSeconds, up.CreatedLatencyMs.Min/1000, up.CreatedLatencyMs.P50/1000, up.CreatedLatencyMs.P90/1000, up.AllSeenSeconds, stamped.P50/1000, stamped.P90/1000, stamped.Max/1000, up.PodsPerSecond, up.Completed)
