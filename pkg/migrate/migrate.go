@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -24,8 +23,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
@@ -133,8 +130,12 @@ func (m *Migrator) observe(ctx context.Context) (*state, error) {
 	if s.backupPath, err = filepath.Abs(m.BackupFile); err != nil {
 		return nil, err
 	}
-	if s.apiServices, s.registered, err = readAPIServices(m.APIServiceFile); err != nil {
+	var note string
+	if s.apiServices, s.registered, note, err = readAPIServices(m.APIServiceFile); err != nil {
 		return nil, err
+	}
+	if note != "" {
+		m.printf("%s", note)
 	}
 	for _, k := range kinds {
 		if _, ok := s.registered[k.Group]; ok {
@@ -470,15 +471,18 @@ func (m *Migrator) removeWebhooks(ctx context.Context, s *state) error {
 // server still calls a webhook migrate removed: kube-apiserver and tapp-apiserver learn of a removed
 // webhook configuration through a watch, a moment after the removal.
 func (m *Migrator) pastRemovedWebhooks(ctx context.Context, s *state, call func() error) error {
-	var err error
-	pollErr := m.poll(ctx, func(context.Context) (bool, error) {
-		err = call()
-		return !callsRemovedWebhook(err, s.hooks), nil
+	var result error
+	err := m.waitUntil(ctx, func(context.Context) (bool, error) {
+		result = call()
+		if callsRemovedWebhook(result, s.hooks) {
+			return false, result
+		}
+		return true, nil
 	})
-	if err == nil {
-		return pollErr
+	if err != nil {
+		return err
 	}
-	return err
+	return result
 }
 
 // callsRemovedWebhook reports whether err is a server's failure to call one of the removed configurations'
@@ -544,17 +548,14 @@ func (m *Migrator) resource(k kind, version, namespace string) dynamic.ResourceI
 func (m *Migrator) awaitOrphaned(ctx context.Context, k kind, e *Entry) error {
 	uid := e.Object.GetUID()
 	res := m.resource(k, e.Object.GroupVersionKind().Version, e.Object.GetNamespace())
-	var last string
-	err := m.poll(ctx, func(ctx context.Context) (bool, error) {
+	err := m.waitUntil(ctx, func(ctx context.Context) (bool, error) {
 		cur, err := res.Get(ctx, e.Object.GetName(), metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
 		case err != nil:
-			last = err.Error()
-			return false, nil
+			return false, err
 		case cur.GetUID() == uid:
-			last = "it still exists (finalizers " + strings.Join(cur.GetFinalizers(), ", ") + ")"
-			return false, nil
+			return false, errors.New("it still exists (finalizers " + strings.Join(cur.GetFinalizers(), ", ") + ")")
 		}
 		for _, d := range e.Dependents {
 			meta, err := m.dependentMeta(ctx, e.Object.GetNamespace(), d)
@@ -562,21 +563,19 @@ func (m *Migrator) awaitOrphaned(ctx context.Context, k kind, e *Entry) error {
 				continue
 			}
 			if err != nil {
-				last = err.Error()
-				return false, nil
+				return false, err
 			}
 			for _, ref := range meta.OwnerReferences {
 				if ref.UID == uid {
-					last = fmt.Sprintf("%s %s still refers to it", d.Kind, d.Name)
-					return false, nil
+					return false, fmt.Errorf("%s %s still refers to it", d.Kind, d.Name)
 				}
 			}
 		}
 		return true, nil
 	})
 	if err != nil {
-		return fmt.Errorf("%s: the garbage collector has not finished orphaning it within %s (%s); check that "+
-			"kube-controller-manager runs its garbage collector, then run migrate again", e.key(), m.Timeout, last)
+		return fmt.Errorf("%s: the garbage collector has not finished orphaning it within %s (%v); check that "+
+			"kube-controller-manager runs its garbage collector, then run migrate again", e.key(), m.Timeout, err)
 	}
 	return nil
 }
@@ -611,10 +610,6 @@ func (m *Migrator) dependentMeta(ctx context.Context, ns string, d Dependent) (*
 	return nil, fmt.Errorf("unknown dependent kind %s", d.Kind)
 }
 
-func (m *Migrator) poll(ctx context.Context, condition wait.ConditionWithContextFunc) error {
-	return wait.PollUntilContextTimeout(ctx, m.Interval, m.Timeout, true, condition)
-}
-
 // deleteCRDs deletes the CRDs once they serve nothing the backup lacks, and waits until they and the
 // APIServices kube-apiserver made for them are gone.
 func (m *Migrator) deleteCRDs(ctx context.Context, s *state) error {
@@ -644,13 +639,19 @@ func (m *Migrator) deleteCRDs(ctx context.Context, s *state) error {
 		if crd == nil {
 			continue
 		}
-		err := m.poll(ctx, func(ctx context.Context) (bool, error) {
+		err := m.waitUntil(ctx, func(ctx context.Context) (bool, error) {
 			_, err := m.Dynamic.Resource(crdGVR).Get(ctx, crd.GetName(), metav1.GetOptions{})
-			return apierrors.IsNotFound(err), nil
+			switch {
+			case apierrors.IsNotFound(err):
+				return true, nil
+			case err != nil:
+				return false, err
+			}
+			return false, errors.New("it still exists")
 		})
 		if err != nil {
-			return fmt.Errorf("CustomResourceDefinition %s is still there after %s; see `kubectl get crd %s -o yaml` (status.conditions) and run migrate again",
-				crd.GetName(), m.Timeout, crd.GetName())
+			return fmt.Errorf("CustomResourceDefinition %s is still there after %s (%v); see `kubectl get crd %s -o yaml` (status.conditions) and run migrate again",
+				crd.GetName(), m.Timeout, err, crd.GetName())
 		}
 		m.printf("deleted CustomResourceDefinition %s", crd.GetName())
 	}
@@ -667,16 +668,14 @@ const automanagedLabel = "kube-aggregator.kubernetes.io/automanaged"
 func (m *Migrator) registerAPIServices(ctx context.Context, s *state) error {
 	client := m.Dynamic.Resource(apiServiceGVR)
 	for _, want := range s.apiServices {
-		var last string
-		err := m.poll(ctx, func(ctx context.Context) (bool, error) {
+		err := m.waitUntil(ctx, func(ctx context.Context) (bool, error) {
 			cur, err := client.Get(ctx, want.GetName(), metav1.GetOptions{})
 			switch {
 			case apierrors.IsNotFound(err):
 				_, err = client.Create(ctx, want, metav1.CreateOptions{FieldManager: fieldManager})
 			case err != nil:
 			case cur.GetLabels()[automanagedLabel] != "":
-				last = "kube-apiserver still serves it locally (for a CRD)"
-				return false, nil
+				return false, errors.New("kube-apiserver still serves it locally (for a CRD)")
 			case apiequality.Semantic.DeepEqual(cur.Object["spec"], want.Object["spec"]):
 				return true, nil
 			default:
@@ -685,25 +684,22 @@ func (m *Migrator) registerAPIServices(ctx context.Context, s *state) error {
 				update.Object["status"] = cur.Object["status"]
 				_, err = client.Update(ctx, update, metav1.UpdateOptions{FieldManager: fieldManager})
 			}
-			if err != nil {
-				last = err.Error()
-				return false, nil
+			if refusedForGood(err) {
+				return false, stop(err)
 			}
-			return true, nil
+			return err == nil, err
 		})
 		if err != nil {
-			return fmt.Errorf("APIService %s: registering it failed within %s (%s); run migrate again", want.GetName(), m.Timeout, last)
+			return fmt.Errorf("APIService %s: registering it failed within %s (%v); fix what the error names (the file "+
+				"%s, or the cluster) and run migrate again: nothing serves %s until it is registered",
+				want.GetName(), m.Timeout, err, m.APIServiceFile, want.GetName())
 		}
 	}
 	for _, want := range s.apiServices {
-		var last string
-		err := m.poll(ctx, func(ctx context.Context) (bool, error) {
+		err := m.waitUntil(ctx, func(ctx context.Context) (bool, error) {
 			cur, err := client.Get(ctx, want.GetName(), metav1.GetOptions{})
 			if err != nil {
-				if ctx.Err() == nil {
-					last = err.Error()
-				}
-				return false, nil
+				return false, err
 			}
 			conditions, _, _ := unstructured.NestedSlice(cur.Object, "status", "conditions")
 			for _, c := range conditions {
@@ -712,14 +708,14 @@ func (m *Migrator) registerAPIServices(ctx context.Context, s *state) error {
 					if cond["status"] == "True" {
 						return true, nil
 					}
-					last = fmt.Sprintf("Available=%v: %v", cond["status"], cond["message"])
+					return false, fmt.Errorf("Available=%v: %v", cond["status"], cond["message"])
 				}
 			}
-			return false, nil
+			return false, errors.New("no Available condition yet")
 		})
 		if err != nil {
-			return fmt.Errorf("APIService %s is not Available after %s (%s); check that tapp-apiserver runs and that the "+
-				"APIService's service and caBundle reach it, then run migrate again", want.GetName(), m.Timeout, last)
+			return fmt.Errorf("APIService %s is not Available after %s (%v); check that tapp-apiserver runs and that the "+
+				"APIService's service and caBundle reach it, then run migrate again", want.GetName(), m.Timeout, err)
 		}
 		m.printf("registered APIService %s (Available)", want.GetName())
 	}
@@ -728,21 +724,24 @@ func (m *Migrator) registerAPIServices(ctx context.Context, s *state) error {
 			if version != "v1alpha1" && k.Kind == "YurtAppDaemon" {
 				continue
 			}
-			var last string
-			err := m.poll(ctx, func(ctx context.Context) (bool, error) {
+			err := m.waitUntil(ctx, func(ctx context.Context) (bool, error) {
 				_, err := m.Dynamic.Resource(k.gvr(version)).List(ctx, metav1.ListOptions{Limit: 1})
-				if err != nil {
-					last = err.Error()
-				}
-				return err == nil, nil
+				return err == nil, err
 			})
 			if err != nil {
-				return fmt.Errorf("%s/%s %s do not answer through the aggregator after %s (%s); run migrate again",
-					k.Group, version, k.Resource, m.Timeout, last)
+				return fmt.Errorf("%s/%s %s do not answer through the aggregator after %s (%v); run migrate again",
+					k.Group, version, k.Resource, m.Timeout, err)
 			}
 		}
 	}
 	return nil
+}
+
+// refusedForGood reports whether err is the cluster refusing a request in a way that repeating it cannot
+// change: a malformed or invalid object, or missing permission.
+func refusedForGood(err error) bool {
+	return apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) || apierrors.IsForbidden(err) ||
+		apierrors.IsMethodNotSupported(err) || apierrors.IsNotAcceptable(err) || apierrors.IsUnsupportedMediaType(err)
 }
 
 // restoreObjects creates every backed-up object on tapp-apiserver; one that exists already was created by
@@ -773,51 +772,4 @@ func (m *Migrator) restoreObjects(ctx context.Context, s *state) error {
 		}
 	}
 	return nil
-}
-
-// readAPIServices reads the APIService manifests and returns them with the versions they register by group.
-func readAPIServices(path string) ([]*unstructured.Unstructured, map[string][]string, error) {
-	if path == "" {
-		return nil, nil, errors.New("--apiservice-file is required: it holds the APIServices (with their caBundle) that register tapp-apiserver")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	decoder := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
-	var out []*unstructured.Unstructured
-	registered := map[string][]string{}
-	for {
-		u := &unstructured.Unstructured{}
-		if err := decoder.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return nil, nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
-		if u.GetKind() == "List" {
-			return nil, nil, fmt.Errorf("%s: write the APIServices as separate YAML documents, not a List", path)
-		}
-		if u.GroupVersionKind().Group != apiServiceGVR.Group || u.GetKind() != "APIService" {
-			return nil, nil, fmt.Errorf("%s: %s %s is not an APIService", path, u.GetAPIVersion(), u.GetKind())
-		}
-		group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
-		version, _, _ := unstructured.NestedString(u.Object, "spec", "version")
-		if group != tkestackGroup && group != openyurtGroup {
-			return nil, nil, fmt.Errorf("%s: APIService %s registers %s, which tapp-apiserver does not serve", path, u.GetName(), group)
-		}
-		if service, _, _ := unstructured.NestedMap(u.Object, "spec", "service"); service == nil {
-			return nil, nil, fmt.Errorf("%s: APIService %s has no spec.service", path, u.GetName())
-		}
-		registered[group] = append(registered[group], version)
-		out = append(out, u)
-	}
-	if len(out) == 0 {
-		return nil, nil, fmt.Errorf("%s holds no APIService", path)
-	}
-	return out, registered, nil
 }

@@ -46,7 +46,7 @@ func (m *Migrator) awaitAdoption(ctx context.Context, s *state) error {
 		}
 	}
 	outcomes := make([]*outcome, len(entries))
-	err := m.poll(ctx, func(ctx context.Context) (bool, error) {
+	err := m.waitUntil(ctx, func(ctx context.Context) (bool, error) {
 		all := true
 		for i, e := range entries {
 			if outcomes[i] != nil && outcomes[i].done() {
@@ -54,7 +54,7 @@ func (m *Migrator) awaitAdoption(ctx context.Context, s *state) error {
 			}
 			o, err := m.observeOutcome(ctx, e)
 			switch {
-			case err != nil && ctx.Err() != nil:
+			case err != nil && deadlineError(ctx, err):
 				// The wait is over: keep what was last seen.
 				return false, nil
 			case err != nil:
