@@ -51,6 +51,7 @@ integration:
 
 ## e2e: the end-to-end suite on a local cluster behind kube-apiserver's aggregator (tools are built once into a cache)
 e2e: build
+	./hack/install-iproute2.sh
 	tools_dir=$$(./hack/build-tools.sh | tail -n 1); \
 	TAPP_E2E_TOOLS_DIR=$$tools_dir TAPP_E2E_SERVER_BINARY=$(CURDIR)/$(BIN_DIR)/tapp-apiserver \
 	TAPP_E2E_PLUGIN_BINARY=$(CURDIR)/$(BIN_DIR)/kubectl-tapp \
@@ -61,6 +62,7 @@ e2e: build
 ## results in $(OUTPUT_DIR)/bench/results.json and results.md; BENCH_FLAGS=--scale=0.1 for a quick run
 BENCH_FLAGS ?=
 bench: build
+	./hack/install-iproute2.sh
 	tools_dir=$$(./hack/build-tools.sh | tail -n 1); \
 	$(GO) build -o $(BIN_DIR)/tapp-bench ./cmd/tapp-bench && \
 	$(BIN_DIR)/tapp-bench --tools-dir "$$tools_dir" --server-binary $(BIN_DIR)/tapp-apiserver --out $(OUTPUT_DIR)/bench \
@@ -71,6 +73,7 @@ bench: build
 ## the Chaos section of docs/reliability.md; CHAOS_FLAGS=--quick for a short run, --scenarios=... to pick
 CHAOS_FLAGS ?=
 chaos: build
+	./hack/install-iproute2.sh
 	tools_dir=$$(./hack/build-tools.sh | tail -n 1); \
 	$(GO) build -o $(BIN_DIR)/tapp-chaos ./cmd/tapp-chaos || exit 1; \
 	$(BIN_DIR)/tapp-chaos --tools-dir "$$tools_dir" --server-binary $(BIN_DIR)/tapp-apiserver --out $(OUTPUT_DIR)/chaos \

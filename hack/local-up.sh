@@ -6,6 +6,11 @@ set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "${ROOT}"
+for arg in "$@"; do
+  if [[ "${arg}" == "--ha" ]]; then
+    ./hack/install-iproute2.sh # the HA form's replicas run in a network namespace of their own
+  fi
+done
 TOOLS_DIR=$(./hack/build-tools.sh | tail -n 1)
 go build -o bin/tapp-apiserver ./cmd/tapp-apiserver
 go build -o bin/localup ./hack/localup

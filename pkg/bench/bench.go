@@ -314,7 +314,7 @@ func (b *bench) auditCreates(cfg *localcluster.Config) error {
 }
 
 // withCluster starts a fresh local cluster in cfg.WorkDir, runs fn and stops the cluster.
-func (b *bench) withCluster(ctx context.Context, cfg localcluster.Config, fn func(context.Context) error) error {
+func (b *bench) withCluster(ctx context.Context, cfg localcluster.Config, fn func(context.Context) error) (err error) {
 	if err := os.RemoveAll(cfg.WorkDir); err != nil {
 		return err
 	}
@@ -332,6 +332,12 @@ func (b *bench) withCluster(ctx context.Context, cfg localcluster.Config, fn fun
 		_ = os.RemoveAll(filepath.Join(cfg.WorkDir, "etcd"))
 		_ = os.RemoveAll(filepath.Join(cfg.WorkDir, "tapp-apiserver", "etcd"))
 		logf("local cluster stopped; its logs are in %s", filepath.Join(cfg.WorkDir, "logs"))
+	}()
+	defer func() {
+		// After the load as before it (localcluster.Start checks once): nothing listens outside loopback.
+		if err == nil {
+			err = cluster.CheckLoopbackOnly()
+		}
 	}()
 	b.cluster = cluster
 	b.clientConfig = benchConfig(cluster.AdminConfig)

@@ -99,8 +99,9 @@ type clusterPKI struct {
 	saPublicKey, saSigningKey string
 }
 
-// Start brings the cluster up and returns once both APIServices are Available (unless WithoutAPIServices). On error everything
-// started so far is stopped.
+// Start brings the cluster up and returns once both APIServices are Available (unless WithoutAPIServices) and
+// no process of it listens outside loopback and its own network namespace (CheckLoopbackOnly). On error
+// everything started so far is stopped.
 func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Log == nil {
 		cfg.Log = func(string, ...interface{}) {}
@@ -126,6 +127,10 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	c := &Cluster{cfg: cfg}
 	if err := c.start(ctx); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	if err := c.CheckLoopbackOnly(); err != nil {
 		c.Stop()
 		return nil, err
 	}
@@ -440,6 +445,7 @@ func (c *Cluster) Stop() {
 		c.processes[i].stop(15 * time.Second)
 	}
 	c.processes = nil
+	c.removeHANetwork()
 }
 
 func (c *Cluster) run(name, binary string, args ...string) (*process, error) {

@@ -18,7 +18,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -33,8 +32,9 @@ import (
 // has no selector and one EndpointSlice per replica, whose Ready condition follows the replica's /readyz as a
 // kubelet's readiness probe and the EndpointSlice controller would make it follow.
 //
-// Endpoint addresses may not be loopback addresses, so the replicas listen on the host's address
-// (k8s.io/apimachinery's ChooseHostInterface), each on a port of its own.
+// Endpoint addresses may not be loopback addresses, and nothing of the local cluster listens on the machine's
+// own interfaces: the replicas run in a network namespace of the cluster's own and listen on its address,
+// each on a port of its own (netns.go).
 
 const (
 	// haReplicas and haEtcdMembers are the sizes of the HA form.
@@ -58,7 +58,7 @@ const (
 
 // haState is what the HA form adds to a cluster.
 type haState struct {
-	hostIP     string
+	network    *replicaNetwork
 	etcdURLs   []string
 	etcdPeers  []string
 	replicaURL []string
@@ -233,13 +233,20 @@ func (c *Cluster) startStopped(name string) error {
 // startHA runs the HA form's etcd members and tapp-apiserver replicas, the selector-less Service with one
 // EndpointSlice per replica, and the endpoints keeper.
 func (c *Cluster) startHA(ctx context.Context) error {
-	ip, err := utilnet.ChooseHostInterface()
+	network, err := newReplicaNetwork(c.cfg.Log)
 	if err != nil {
-		return fmt.Errorf("the HA form needs a non-loopback host address for its endpoints (EndpointSlices refuse loopback addresses): %w", err)
+		return err
 	}
-	c.ha = &haState{hostIP: ip.String()}
+	c.ha = &haState{network: network}
 	if err := c.startHAEtcd(ctx); err != nil {
 		return err
+	}
+	// The replicas reach kube-apiserver and the etcd members at their loopback addresses, forwarded into the
+	// namespace.
+	for _, u := range append([]string{c.kubeAPIURL}, c.ha.etcdURLs...) {
+		if err := network.forwardLoopback(strings.TrimPrefix(u, "https://")); err != nil {
+			return err
+		}
 	}
 	kubeconfig := c.path("tapp-apiserver", "kubeconfig")
 	if err := c.writeKubeconfig(kubeconfig, "tapp-apiserver", c.pki.tappServer); err != nil {
@@ -251,7 +258,7 @@ func (c *Cluster) startHA(ctx context.Context) error {
 		certDir := c.path("tapp-apiserver", fmt.Sprintf("replica-%d", i))
 		args := append([]string{
 			"--kubeconfig=" + kubeconfig,
-			"--bind-address=" + c.ha.hostIP, "--secure-port=" + strconv.Itoa(port),
+			"--bind-address=" + network.IP, "--secure-port=" + strconv.Itoa(port),
 			"--cert-dir=" + certDir,
 			"--alternate-dns=tapp-apiserver.tapp-system.svc",
 			"--etcd-servers=" + strings.Join(c.ha.etcdURLs, ","),
@@ -260,10 +267,11 @@ func (c *Cluster) startHA(ctx context.Context) error {
 			"--etcd-keyfile=" + certs(etcdpki.ClientKeyFile),
 			"--shutdown-delay-duration=" + haShutdownDelay.String(),
 		}, c.cfg.ServerArgs...)
-		if _, err := c.run(ReplicaName(i), c.cfg.ServerBinary, args...); err != nil {
+		binary, args := network.command(c.cfg.ServerBinary, args)
+		if _, err := c.run(ReplicaName(i), binary, args...); err != nil {
 			return err
 		}
-		c.ha.replicaURL = append(c.ha.replicaURL, "https://"+net.JoinHostPort(c.ha.hostIP, strconv.Itoa(port)))
+		c.ha.replicaURL = append(c.ha.replicaURL, "https://"+net.JoinHostPort(network.IP, strconv.Itoa(port)))
 		c.ha.caFiles = append(c.ha.caFiles, filepath.Join(certDir, "apiserver.crt"))
 	}
 	// Both replicas start at once, as a Deployment's do, on one store.
@@ -391,7 +399,7 @@ func (c *Cluster) replicaSlice(i int, ready bool) *discoveryv1.EndpointSlice {
 		},
 		AddressType: discoveryv1.AddressTypeIPv4,
 		Endpoints: []discoveryv1.Endpoint{{
-			Addresses:  []string{c.ha.hostIP},
+			Addresses:  []string{c.ha.network.IP},
 			Conditions: discoveryv1.EndpointConditions{Ready: &ready},
 		}},
 		Ports: []discoveryv1.EndpointPort{{Name: &portName, Port: &port32, Protocol: &protocol}},
@@ -453,6 +461,14 @@ func (c *Cluster) stopHA() {
 	c.ha.keeperCancel()
 	<-c.ha.keeperDone
 	c.ha.keeperCancel = nil
+}
+
+// removeHANetwork removes the replicas' network namespace once the replicas have stopped.
+func (c *Cluster) removeHANetwork() {
+	if c.ha == nil || c.ha.network == nil {
+		return
+	}
+	c.ha.network.remove()
 }
 
 // The Lease that elects the replica running the controllers (manager.NewOptions's default).

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -25,9 +27,10 @@ func startProcess(logDir, name, binary string, args ...string) (*process, error)
 	}
 	cmd := exec.Command(binary, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// Its own process group, so a terminal's Ctrl-C reaches only the supervisor, which stops everything in order.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	// Its own process group, so a terminal's Ctrl-C reaches only the supervisor, which stops everything in order;
+	// SIGKILL when the supervisor is gone, so that a killed launcher leaves nothing running.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := processStarter.start(cmd); err != nil {
 		logFile.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
@@ -66,4 +69,34 @@ func (p *process) stop(grace time.Duration) (took time.Duration, killed bool) {
 		killed = true
 	}
 	return time.Since(start), killed
+}
+
+// processStarter starts every process of the local clusters of this program from one OS thread that never
+// ends: the kernel sends a child its parent-death signal when the thread that forked it ends, not when the
+// process does, and Go ends a thread whenever a goroutine locked to it returns.
+var processStarter starter
+
+type starter struct {
+	once     sync.Once
+	requests chan startRequest
+}
+
+type startRequest struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func (s *starter) start(cmd *exec.Cmd) error {
+	s.once.Do(func() {
+		s.requests = make(chan startRequest)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread lives as long as the program
+			for r := range s.requests {
+				r.done <- r.cmd.Start()
+			}
+		}()
+	})
+	done := make(chan error, 1)
+	s.requests <- startRequest{cmd: cmd, done: done}
+	return <-done
 }

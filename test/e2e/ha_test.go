@@ -308,6 +308,13 @@ func startHACluster(t *testing.T) (*localcluster.Cluster, kubernetes.Interface, 
 		}
 		_ = os.RemoveAll(dir)
 	})
+	// Runs before the cleanup above: after the test's load, every process of the HA form (the replicas in the
+	// cluster's network namespace) and this program still listen on loopback or inside that namespace only.
+	t.Cleanup(func() {
+		if err := c.CheckLoopbackOnly(); err != nil {
+			t.Error(err)
+		}
+	})
 	kube, err := kubernetes.NewForConfig(c.AdminConfig)
 	if err != nil {
 		t.Fatal(err)

@@ -132,7 +132,14 @@ func runMain(m *testing.M) int {
 			fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 			return 1
 		}
-		return m.Run()
+		code := m.Run()
+		// After the whole suite's load: no process of the cluster, nor this test program, listens outside
+		// loopback (localcluster.Start checked it once already, before any test ran).
+		if err := cluster.CheckLoopbackOnly(); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+			return 1
+		}
+		return code
 	}()
 
 	cluster.Stop()
