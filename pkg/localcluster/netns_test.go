@@ -152,3 +152,85 @@ func requireNetAdmin(t *testing.T) {
 		t.Skip("making network namespaces needs root")
 	}
 }
+
+// TestKilledLauncherLeavesNothing runs a launcher (this test binary, as TestLauncherProcess) that makes a
+// namespace and starts a process inside it, SIGKILLs the launcher, and expects its process to die with it and
+// the next network to remove its namespace.
+func TestKilledLauncherLeavesNothing(t *testing.T) {
+	requireNetAdmin(t)
+	launcher := exec.Command(os.Args[0], "-test.run=^TestLauncherProcess$", "-test.count=1")
+	launcher.Env = append(os.Environ(), "LOCALCLUSTER_TEST_LAUNCHER=1")
+	stdout, err := launcher.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	launcher.Stderr = os.Stderr
+	if err := launcher.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer launcher.Process.Kill()
+	var namespace string
+	var child int
+	line := make([]byte, 256)
+	n, err := stdout.Read(line) // "ready <namespace> <child pid>\n"
+	if err != nil {
+		t.Fatalf("reading the launcher's line: %v", err)
+	}
+	if _, err := fmt.Sscanf(string(line[:n]), "ready %s %d", &namespace, &child); err != nil {
+		t.Fatalf("launcher said %q: %v", line[:n], err)
+	}
+	if !processAlive(child) {
+		t.Fatalf("the launcher's process %d is not running", child)
+	}
+	if err := launcher.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = launcher.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for processAlive(child) && !isZombie(child) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d is still running 10s after its launcher was killed", child)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := os.Stat(netnsDir + "/" + namespace); err != nil {
+		t.Fatalf("the killed launcher's namespace %s is already gone (%v): the test cannot show it is removed", namespace, err)
+	}
+	next, err := newReplicaNetwork(t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.remove()
+	if _, err := os.Stat(netnsDir + "/" + namespace); !os.IsNotExist(err) {
+		t.Errorf("the killed launcher's namespace %s is still there after the next run started (%v)", namespace, err)
+	}
+}
+
+// TestLauncherProcess is the launcher of TestKilledLauncherLeavesNothing; it does nothing in a normal run.
+func TestLauncherProcess(t *testing.T) {
+	if os.Getenv("LOCALCLUSTER_TEST_LAUNCHER") != "1" {
+		t.Skip("run by TestKilledLauncherLeavesNothing")
+	}
+	n, err := newReplicaNetwork(func(string, ...interface{}) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary, args := n.command("sleep", []string{"600"})
+	p, err := startProcess(t.TempDir(), "sleeper", binary, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("ready %s %d\n", n.name, p.cmd.Process.Pid)
+	time.Sleep(5 * time.Minute) // until killed
+}
+
+// isZombie reports whether pid has exited and waits for its parent to reap it (its parent was the killed
+// launcher: init reaps it soon).
+func isZombie(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	fields := strings.Fields(string(stat[strings.LastIndex(string(stat), ")")+1:]))
+	return len(fields) > 0 && fields[0] == "Z"
+}
