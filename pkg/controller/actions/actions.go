@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"k8s.io/client-go/util/workqueue"
 )
@@ -146,5 +147,26 @@ func Summary(failures []Failure) (reason, message string, ok bool) {
 	if len(reported) > MaxMessages {
 		messages = append(messages, fmt.Sprintf("and %d more", len(reported)-MaxMessages))
 	}
-	return reported[0].Reason, strings.Join(messages, "; "), true
+	return reported[0].Reason, TruncateMessage(strings.Join(messages, "; ")), true
+}
+
+// MaxConditionMessageLength is the longest message a condition may carry: the core API's bound of a
+// metav1.Condition's message, which the servers' validation applies to the conditions of TApps and
+// YurtAppDaemons alike. A status whose condition says more is refused, so the controllers cut the message.
+const MaxConditionMessageLength = 32 * 1024
+
+// truncatedMark ends a message TruncateMessage cut.
+const truncatedMark = " ... (truncated)"
+
+// TruncateMessage returns message if it is at most MaxConditionMessageLength bytes long, else its beginning,
+// cut on a character boundary, followed by a mark, within that length.
+func TruncateMessage(message string) string {
+	if len(message) <= MaxConditionMessageLength {
+		return message
+	}
+	cut := MaxConditionMessageLength - len(truncatedMark)
+	for cut > 0 && !utf8.RuneStart(message[cut]) {
+		cut--
+	}
+	return message[:cut] + truncatedMark
 }

@@ -527,6 +527,7 @@ func validateTAppStatus(status *tkestack.TAppStatus, fldPath *field.Path) field.
 	} {
 		allErrs = append(allErrs, apimachineryvalidation.ValidateNonnegativeField(int64(counter.value), fldPath.Child(counter.name))...)
 	}
+	allErrs = append(allErrs, validateStatusCounterBounds(status, fldPath)...)
 	statusesPath := fldPath.Child("statuses")
 	known := sets.New(SupportedInstanceStatuses...)
 	ids := sortedKeys(status.Statuses)
@@ -556,6 +557,37 @@ func validateTAppStatus(status *tkestack.TAppStatus, fldPath *field.Path) field.
 		for _, msg := range validation.IsDNS1123Subdomain(revision.value) {
 			allErrs = append(allErrs, field.Invalid(fldPath.Child(revision.name), revision.value, msg))
 		}
+	}
+	return allErrs
+}
+
+// Messages of the status counter bounds, as the core API words them for StatefulSets.
+const (
+	aboveReplicasMsg = "cannot be greater than status.replicas"
+	aboveReadyMsg    = "cannot be greater than status.readyReplicas"
+)
+
+// validateStatusCounterBounds checks what the counters mean: every instance counted ready, available, updated
+// or updated and ready is one of status.replicas, and an available instance is a ready one. The controller
+// computes them so (pkg/controller/tapp/policy computeStatus); a client writing the status must too, as the
+// core API requires of a StatefulSet's status.
+func validateStatusCounterBounds(status *tkestack.TAppStatus, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	for _, counter := range []struct {
+		name  string
+		value int32
+	}{
+		{"readyReplicas", status.ReadyReplicas},
+		{"updatedReplicas", status.UpdatedReplicas},
+		{"updatedReadyReplicas", status.UpdatedReadyReplicas},
+		{"availableReplicas", status.AvailableReplicas},
+	} {
+		if counter.value > status.Replicas {
+			allErrs = append(allErrs, field.Invalid(fldPath.Child(counter.name), counter.value, aboveReplicasMsg))
+		}
+	}
+	if status.AvailableReplicas > status.ReadyReplicas {
+		allErrs = append(allErrs, field.Invalid(fldPath.Child("availableReplicas"), status.AvailableReplicas, aboveReadyMsg))
 	}
 	return allErrs
 }
