@@ -32,7 +32,7 @@ var SupportedRestartPolicies = []string{
 //
 // The checks are those a controller needs to create pods that the core API accepts in the common cases:
 // valid metadata, at least one container, unique DNS-1123 container names, images (set, without
-// whitespace), ports, restart policy, requests within limits, a grace period that is not negative, unique
+// whitespace), ports, resize policies, restart policy, requests within limits, a grace period that is not negative, unique
 // volumes that name a source, and resolvable volume mounts. Errors carry paths below fldPath.
 func ValidatePodTemplateSpec(template *corev1.PodTemplateSpec, claimNames sets.Set[string], fldPath *field.Path) field.ErrorList {
 	if template == nil {
@@ -72,8 +72,8 @@ func validatePodSpec(spec *corev1.PodSpec, claimNames sets.Set[string], fldPath 
 	}
 	containerNames := sets.New[string]()
 	portNames := sets.New[string]()
-	allErrs = append(allErrs, validateContainers(spec.InitContainers, containerNames, portNames, mountable, fldPath.Child("initContainers"))...)
-	allErrs = append(allErrs, validateContainers(spec.Containers, containerNames, portNames, mountable, fldPath.Child("containers"))...)
+	allErrs = append(allErrs, validateContainers(spec.InitContainers, true, spec.RestartPolicy, containerNames, portNames, mountable, fldPath.Child("initContainers"))...)
+	allErrs = append(allErrs, validateContainers(spec.Containers, false, spec.RestartPolicy, containerNames, portNames, mountable, fldPath.Child("containers"))...)
 	if len(spec.EphemeralContainers) > 0 {
 		allErrs = append(allErrs, field.Forbidden(fldPath.Child("ephemeralContainers"), "ephemeral containers are not allowed in a pod template"))
 	}
@@ -114,13 +114,21 @@ func validateVolumes(volumes []corev1.Volume, fldPath *field.Path) (sets.Set[str
 	return names, allErrs
 }
 
-// validateContainers checks one container list. containerNames and portNames collect names across the lists
-// of a pod so that duplicates are found between init containers and containers too.
-func validateContainers(containers []corev1.Container, containerNames, portNames, mountable sets.Set[string], fldPath *field.Path) field.ErrorList {
+// validateContainers checks one container list (init reports whether it is spec.initContainers).
+// containerNames and portNames collect names across the lists of a pod so that duplicates are found between
+// init containers and containers too.
+func validateContainers(containers []corev1.Container, init bool, podRestartPolicy corev1.RestartPolicy,
+	containerNames, portNames, mountable sets.Set[string], fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	for i := range containers {
 		container := &containers[i]
 		idxPath := fldPath.Index(i)
+		resizePath := idxPath.Child("resizePolicy")
+		allErrs = append(allErrs, validateResizePolicy(container.ResizePolicy, podRestartPolicy, resizePath)...)
+		sidecar := container.RestartPolicy != nil && *container.RestartPolicy == corev1.ContainerRestartPolicyAlways
+		if init && !sidecar && len(container.ResizePolicy) > 0 {
+			allErrs = append(allErrs, field.Forbidden(resizePath, "may not be set for init containers without restartPolicy=Always"))
+		}
 		allErrs = append(allErrs, validateContainerName(container.Name, containerNames, idxPath.Child("name"))...)
 		if strings.TrimSpace(container.Image) == "" {
 			allErrs = append(allErrs, field.Required(idxPath.Child("image"), "a container image is required"))
@@ -133,6 +141,44 @@ func validateContainers(containers []corev1.Container, containerNames, portNames
 		allErrs = append(allErrs, validateResources(&container.Resources, idxPath.Child("resources"))...)
 		allErrs = append(allErrs, validateVolumeMounts(container.VolumeMounts, mountable, idxPath.Child("volumeMounts"))...)
 		allErrs = append(allErrs, validateVolumeDevices(container.VolumeDevices, mountable, idxPath.Child("volumeDevices"))...)
+	}
+	return allErrs
+}
+
+// SupportedResizeResources are the resources a container's resizePolicy may name.
+var SupportedResizeResources = []string{string(corev1.ResourceCPU), string(corev1.ResourceMemory)}
+
+// SupportedResizeRestartPolicies are the values of a resizePolicy entry's restartPolicy.
+var SupportedResizeRestartPolicies = []string{string(corev1.NotRequired), string(corev1.RestartContainer)}
+
+// validateResizePolicy checks a container's resizePolicy as the core API does: one entry per resource, each
+// naming cpu or memory and a restart policy (no defaulting fills either), and only NotRequired in a pod
+// whose restartPolicy is Never (a restarted container would never come back).
+func validateResizePolicy(policies []corev1.ContainerResizePolicy, podRestartPolicy corev1.RestartPolicy, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	seen := sets.New[corev1.ResourceName]()
+	for i, policy := range policies {
+		idxPath := fldPath.Index(i)
+		namePath := idxPath.Child("resourceName")
+		switch {
+		case policy.ResourceName == "":
+			allErrs = append(allErrs, field.Required(namePath, ""))
+		case !sets.New(SupportedResizeResources...).Has(string(policy.ResourceName)):
+			allErrs = append(allErrs, field.NotSupported(namePath, policy.ResourceName, SupportedResizeResources))
+		case seen.Has(policy.ResourceName):
+			allErrs = append(allErrs, field.Duplicate(namePath, policy.ResourceName))
+		}
+		seen.Insert(policy.ResourceName)
+		policyPath := idxPath.Child("restartPolicy")
+		switch {
+		case policy.RestartPolicy == "":
+			allErrs = append(allErrs, field.Required(policyPath, ""))
+		case !sets.New(SupportedResizeRestartPolicies...).Has(string(policy.RestartPolicy)):
+			allErrs = append(allErrs, field.NotSupported(policyPath, policy.RestartPolicy, SupportedResizeRestartPolicies))
+		case podRestartPolicy == corev1.RestartPolicyNever && policy.RestartPolicy != corev1.NotRequired:
+			allErrs = append(allErrs, field.Invalid(policyPath, policy.RestartPolicy,
+				fmt.Sprintf("must be %s when the pod's restartPolicy is %s", corev1.NotRequired, corev1.RestartPolicyNever)))
+		}
 	}
 	return allErrs
 }
