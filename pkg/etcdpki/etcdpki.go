@@ -9,22 +9,17 @@
 package etcdpki
 
 import (
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
 
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/certauthority"
 )
 
 // File names of a written Bundle, in the directory given to Write. They follow kubeadm's etcd layout.
@@ -67,69 +62,23 @@ func Issue(name string, hosts []string, validity time.Duration) (*Bundle, error)
 	if len(hosts) == 0 {
 		return nil, fmt.Errorf("the etcd certificates need at least one host")
 	}
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := certauthority.New(caName)
 	if err != nil {
 		return nil, err
 	}
-	ca, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: caName}, caKey)
-	if err != nil {
-		return nil, fmt.Errorf("creating the etcd CA: %w", err)
-	}
-	b := &Bundle{CA: pem.EncodeToMemory(&pem.Block{Type: certutil.CertificateBlockType, Bytes: ca.Raw})}
+	b := &Bundle{CA: ca.CertPEM()}
 	both := []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
-	if b.ServerCert, b.ServerKey, err = sign(ca, caKey, name+"-server", hosts, both, validity); err != nil {
+	if b.ServerCert, b.ServerKey, err = ca.Sign(pkix.Name{CommonName: name + "-server"}, hosts, both, validity); err != nil {
 		return nil, err
 	}
-	if b.PeerCert, b.PeerKey, err = sign(ca, caKey, PeerCommonName(name), hosts, both, validity); err != nil {
+	if b.PeerCert, b.PeerKey, err = ca.Sign(pkix.Name{CommonName: PeerCommonName(name)}, hosts, both, validity); err != nil {
 		return nil, err
 	}
-	if b.ClientCert, b.ClientKey, err = sign(ca, caKey, ClientCommonName, nil,
+	if b.ClientCert, b.ClientKey, err = ca.Sign(pkix.Name{CommonName: ClientCommonName}, nil,
 		[]x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, validity); err != nil {
 		return nil, err
 	}
 	return b, nil
-}
-
-// sign issues a certificate for commonName and hosts with the given usages, signed by ca.
-func sign(ca *x509.Certificate, caKey crypto.Signer, commonName string, hosts []string, usages []x509.ExtKeyUsage,
-	validity time.Duration) (certPEM, keyPEM []byte, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
-	if err != nil {
-		return nil, nil, err
-	}
-	now := time.Now()
-	notAfter := now.Add(validity)
-	if notAfter.After(ca.NotAfter) {
-		notAfter = ca.NotAfter
-	}
-	template := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: commonName},
-		NotBefore:    now.Add(-5 * time.Minute).UTC(),
-		NotAfter:     notAfter.UTC(),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  usages,
-	}
-	for _, h := range hosts {
-		if ip := net.ParseIP(h); ip != nil {
-			template.IPAddresses = append(template.IPAddresses, ip)
-		} else {
-			template.DNSNames = append(template.DNSNames, h)
-		}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, template, ca, key.Public(), caKey)
-	if err != nil {
-		return nil, nil, fmt.Errorf("signing the etcd certificate %s: %w", commonName, err)
-	}
-	keyPEM, err = keyutil.MarshalPrivateKeyToPEM(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: certutil.CertificateBlockType, Bytes: der}), keyPEM, nil
 }
 
 // Write writes the bundle into dir (0700, created if missing) under the names CAFile, ServerCertFile and the

@@ -7,18 +7,19 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"fmt"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/certauthority"
 )
 
-// authority is a certificate authority that signs the local cluster's certificates.
+// certValidity is how long the local cluster's certificates are valid.
+const certValidity = 365 * 24 * time.Hour
+
+// authority is a CA of the local cluster (pkg/certauthority) with its certificate written to a file.
 type authority struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
+	ca *certauthority.Authority
 	// CertFile is the PEM file of the CA certificate.
 	CertFile string
 }
@@ -28,100 +29,37 @@ type certFiles struct {
 	CertFile, KeyFile string
 }
 
-func newKey() (*ecdsa.PrivateKey, error) {
-	return ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-}
-
-func serial() (*big.Int, error) {
-	return rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
-}
-
 // newAuthority creates a CA named name and writes its certificate to dir/name.crt.
 func newAuthority(dir, name string) (*authority, error) {
-	key, err := newKey()
+	ca, err := certauthority.New(name)
 	if err != nil {
 		return nil, err
 	}
-	sn, err := serial()
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	template := &x509.Certificate{
-		SerialNumber:          sn,
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(10 * 365 * 24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, template, template, key.Public(), key)
-	if err != nil {
-		return nil, err
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, err
-	}
-	ca := &authority{cert: cert, key: key, CertFile: filepath.Join(dir, name+".crt")}
-	if err := writePEM(ca.CertFile, "CERTIFICATE", der); err != nil {
-		return nil, err
-	}
-	return ca, nil
+	a := &authority{ca: ca, CertFile: filepath.Join(dir, name+".crt")}
+	return a, os.WriteFile(a.CertFile, ca.CertPEM(), 0o600)
 }
 
 // issue signs a certificate for subject and writes dir/name.crt and dir/name.key. Certificates with
 // hosts are serving certificates; the others are client certificates.
-func (ca *authority) issue(dir, name string, subject pkix.Name, hosts ...string) (certFiles, error) {
-	key, err := newKey()
-	if err != nil {
-		return certFiles{}, err
-	}
-	sn, err := serial()
-	if err != nil {
-		return certFiles{}, err
-	}
-	now := time.Now()
-	template := &x509.Certificate{
-		SerialNumber: sn,
-		Subject:      subject,
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(365 * 24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
+func (a *authority) issue(dir, name string, subject pkix.Name, hosts ...string) (certFiles, error) {
+	usages := []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
 	if len(hosts) > 0 {
-		template.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-		for _, h := range hosts {
-			if ip := net.ParseIP(h); ip != nil {
-				template.IPAddresses = append(template.IPAddresses, ip)
-			} else {
-				template.DNSNames = append(template.DNSNames, h)
-			}
-		}
+		usages = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, template, ca.cert, key.Public(), ca.key)
+	certPEM, keyPEM, err := a.ca.Sign(subject, hosts, usages, certValidity)
 	if err != nil {
-		return certFiles{}, fmt.Errorf("signing %s: %w", name, err)
+		return certFiles{}, err
 	}
 	files := certFiles{CertFile: filepath.Join(dir, name+".crt"), KeyFile: filepath.Join(dir, name+".key")}
-	if err := writePEM(files.CertFile, "CERTIFICATE", der); err != nil {
+	if err := os.WriteFile(files.CertFile, certPEM, 0o600); err != nil {
 		return certFiles{}, err
 	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return certFiles{}, err
-	}
-	if err := writePEM(files.KeyFile, "EC PRIVATE KEY", keyDER); err != nil {
-		return certFiles{}, err
-	}
-	return files, nil
+	return files, os.WriteFile(files.KeyFile, keyPEM, 0o600)
 }
 
 // writeServiceAccountKeys writes the key pair that signs and verifies service account tokens.
 func writeServiceAccountKeys(dir string) (public, private string, err error) {
-	key, err := newKey()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return "", "", err
 	}
