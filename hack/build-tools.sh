@@ -41,8 +41,10 @@ build() {
   fi
   log "${name}: building ${pkg} (this takes a few minutes the first time)"
   local start=${SECONDS}
-  (cd "${dir}" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "${ldflags}" -o "${BIN_DIR}/${name}.tmp" "${pkg}")
-  mv "${BIN_DIR}/${name}.tmp" "${BIN_DIR}/${name}"
+  # A temporary name of this run's own, so that two runs building at once never move each other's file.
+  local tmp="${BIN_DIR}/${name}.tmp.$$"
+  (cd "${dir}" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "${ldflags}" -o "${tmp}" "${pkg}")
+  mv -f "${tmp}" "${BIN_DIR}/${name}"
   log "${name}: built in $((SECONDS - start))s"
 }
 
