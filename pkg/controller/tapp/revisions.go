@@ -6,8 +6,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
 
 	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
@@ -15,23 +13,11 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/history"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/workloop"
-	"github.com/tapp-io/tapp-apiserver/pkg/stablehash"
 )
 
-const (
-	// TAppLabel on a ControllerRevision names the TApp it belongs to (a hash of the name when the name is
-	// not a valid label value). Ownership is decided by the controller reference alone.
-	TAppLabel = "apps.tkestack.io/tapp"
-	// revisionHashLabel on a ControllerRevision is its hash, under the key Kubernetes' controllers use.
-	revisionHashLabel = "controller.kubernetes.io/hash"
-)
-
-func tappLabelValue(name string) string {
-	if len(validation.IsValidLabelValue(name)) == 0 {
-		return name
-	}
-	return stablehash.String(name)
-}
+// TAppLabel on a ControllerRevision names the TApp it belongs to (history.OwnerLabelValue). Ownership is
+// decided by the controller reference alone.
+const TAppLabel = "apps.tkestack.io/tapp"
 
 // revisionStore is where tapp's ControllerRevisions are read and written.
 func (c *Controller) revisionStore() history.Store {
@@ -60,19 +46,9 @@ func (c *Controller) syncRevisions(ctx context.Context, tapp *tkestackv1.TApp) (
 		Data:      data,
 		Name:      func() string { return policy.RevisionName(tapp) },
 		New: func(name string, number int64) *appsv1.ControllerRevision {
-			return &appsv1.ControllerRevision{
-				ObjectMeta: metav1.ObjectMeta{
-					Name:      name,
-					Namespace: tapp.Namespace,
-					Labels: map[string]string{
-						TAppLabel:         tappLabelValue(tapp.Name),
-						revisionHashLabel: policy.RevisionHash(tapp),
-					},
-					OwnerReferences: []metav1.OwnerReference{policy.OwnerReference(tapp)},
-				},
-				Data:     runtime.RawExtension{Raw: data},
-				Revision: number,
-			}
+			return history.NewControllerRevision(history.Owner{
+				Namespace: tapp.Namespace, Name: tapp.Name, Label: TAppLabel, Ref: policy.OwnerReference(tapp),
+			}, name, policy.RevisionHash(tapp), data, number)
 		},
 		CollisionCount: &tapp.Status.CollisionCount,
 	}, history.Newest(owned))

@@ -67,7 +67,7 @@ func TestProvisionsOneDeploymentPerSelectedPool(t *testing.T) {
 	rev := revs[0]
 	data, _ := policy.TemplateJSON(yad)
 	if rev.Name != revName || rev.Revision != 1 || !metav1.IsControlledBy(rev, yad) || !history.SameData(rev.Data.Raw, data) ||
-		rev.Labels[YurtAppDaemonLabel] != "web" || rev.Labels[ControllerRevisionHashLabel] != policy.Revision(yad) {
+		rev.Labels[YurtAppDaemonLabel] != "web" || rev.Labels[history.HashLabel] != policy.Revision(yad) {
 		t.Errorf("revision = %s #%d labels %v owners %v", rev.Name, rev.Revision, rev.Labels, rev.OwnerReferences)
 	}
 	events := h.events()

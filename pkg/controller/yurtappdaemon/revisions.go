@@ -7,33 +7,16 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/history"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/yurtappdaemon/policy"
-	"github.com/tapp-io/tapp-apiserver/pkg/stablehash"
 )
 
-const (
-	// YurtAppDaemonLabel on a ControllerRevision names the YurtAppDaemon it belongs to (a hash of the name
-	// if the name is not a valid label value). Ownership is decided by the controller ownerReference alone.
-	YurtAppDaemonLabel = "apps.openyurt.io/yurtappdaemon"
-	// ControllerRevisionHashLabel on a ControllerRevision is its hash (policy.Revision), under the key
-	// Kubernetes' own controllers use on their ControllerRevisions. (policy.RevisionHashLabel is another
-	// label: the revision a child was rendered from.)
-	ControllerRevisionHashLabel = "controller.kubernetes.io/hash"
-)
-
-// yadLabelValue is the YurtAppDaemonLabel value of name.
-func yadLabelValue(name string) string {
-	if len(validation.IsValidLabelValue(name)) == 0 {
-		return name
-	}
-	return stablehash.String(name)
-}
+// YurtAppDaemonLabel on a ControllerRevision names the YurtAppDaemon it belongs to
+// (history.OwnerLabelValue). Ownership is decided by the controller ownerReference alone.
+const YurtAppDaemonLabel = "apps.openyurt.io/yurtappdaemon"
 
 // revisionStore is where the YurtAppDaemons' ControllerRevisions are read and written.
 func (c *Controller) revisionStore() history.Store {
@@ -45,21 +28,13 @@ func controlledBy(obj metav1.Object, uid types.UID) bool {
 	return ref != nil && ref.UID == uid
 }
 
-// newRevision returns the ControllerRevision of yad's current template.
+// newRevision returns the ControllerRevision of yad's current template. Its history.HashLabel is
+// policy.Revision (policy.RevisionHashLabel is another label: the revision a child was rendered from).
 func newRevision(yad *v1alpha1.YurtAppDaemon, name string, data []byte, number int64) *appsv1.ControllerRevision {
-	return &appsv1.ControllerRevision{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      name,
-			Namespace: yad.Namespace,
-			Labels: map[string]string{
-				YurtAppDaemonLabel:          yadLabelValue(yad.Name),
-				ControllerRevisionHashLabel: policy.Revision(yad),
-			},
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(yad, policy.ControllerKind)},
-		},
-		Data:     runtime.RawExtension{Raw: data},
-		Revision: number,
-	}
+	return history.NewControllerRevision(history.Owner{
+		Namespace: yad.Namespace, Name: yad.Name, Label: YurtAppDaemonLabel,
+		Ref: *metav1.NewControllerRef(yad, policy.ControllerKind),
+	}, name, policy.Revision(yad), data, number)
 }
 
 // syncRevision makes sure the ControllerRevision of yad's current template exists and is the newest, and
