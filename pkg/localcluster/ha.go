@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/manager"
 	"github.com/tapp-io/tapp-apiserver/pkg/etcdpki"
 )
 
@@ -471,8 +472,6 @@ func (c *Cluster) removeHANetwork() {
 	c.ha.network.remove()
 }
 
-// The Lease that elects the replica running the controllers (manager.NewOptions's default).
-const controllersLeaseNamespace, controllersLeaseName = "kube-system", "tapp-apiserver-controllers"
 
 // LeadingReplica returns the replica that holds the controllers' Lease, found by the Lease's holder
 // identity in the replicas' current logs, with the Lease; -1 when no running replica holds it.
@@ -481,7 +480,7 @@ func (c *Cluster) LeadingReplica(ctx context.Context) (int, *coordinationv1.Leas
 	if err != nil {
 		return -1, nil, err
 	}
-	lease, err := client.CoordinationV1().Leases(controllersLeaseNamespace).Get(ctx, controllersLeaseName, metav1.GetOptions{})
+	lease, err := client.CoordinationV1().Leases(manager.LeaseNamespace).Get(ctx, manager.LeaseName, metav1.GetOptions{})
 	if err != nil {
 		return -1, nil, err
 	}

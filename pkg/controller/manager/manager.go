@@ -34,6 +34,13 @@ import (
 // Component is the name the controllers use in events, user agents and the Lease.
 const Component = "tapp-apiserver-controllers"
 
+// The Lease that elects the replica running the controllers, unless --leader-elect-resource-name and
+// --leader-elect-resource-namespace say otherwise.
+const (
+	LeaseNamespace = "kube-system"
+	LeaseName      = Component
+)
+
 // Context is what a controller is built from. The informer factories are shared by every controller of one
 // leadership term and started by the manager after all controllers have registered their informers.
 // Each controller gets its own clients, each with the rate limit of --controller-kube-api-qps/-burst.
