@@ -37,10 +37,10 @@
 //     InProgress and that it does not update now (e.g. after a Begin whose Apply failed and is no longer
 //     wanted).
 //   - Decide, from the pod and the template it moves to, whether the pod can be updated in place (only
-//     images of regular containers, labels and annotations differ); if not, recreate it. Otherwise compute
-//     the Update once: the new images by container name, the labels and annotations to set and those to
-//     remove. If it changes images, Begin, then Apply with the pod Begin returned (optionally after
-//     TrafficDrained, to let endpoints drop the pod first); else just Apply.
+//     images and resources of regular containers, labels and annotations differ); if not, recreate it.
+//     Otherwise compute the Update once: the new images and resources by container name, the labels and
+//     annotations to set and those to remove. If it changes images, Begin, then Apply with the pod Begin
+//     returned (optionally after TrafficDrained, to let endpoints drop the pod first); else just Apply.
 //   - Never run two updates of one pod at once, and never compute one from a cache older than its own last
 //     write (expectations): Apply's patch is bound to the pod's UID, not to its resourceVersion, so that the
 //     kubelet's status writes do not make it fail. On ErrPodReplaced or any error, requeue and decide again
