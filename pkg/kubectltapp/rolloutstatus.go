@@ -14,9 +14,6 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 )
 
-// conditionReplicaFailure is the TApp condition the controller sets while an action fails.
-const conditionReplicaFailure = "ReplicaFailure"
-
 // RolloutState is what `rollout status` concludes from one look at a TApp and its pods.
 type RolloutState struct {
 	// Done: every wanted instance runs the current version of its template and is available.
@@ -120,7 +117,7 @@ func withNotes(tapp *tkestackv1.TApp, msg string) string {
 	if rolloutPaused(tapp) {
 		msg += " (the rollout is paused: run `kubectl tapp rollout resume " + tapp.Name + "`)"
 	}
-	if c := meta.FindStatusCondition(tapp.Status.Conditions, conditionReplicaFailure); c != nil && c.Status == metav1.ConditionTrue {
+	if c := meta.FindStatusCondition(tapp.Status.Conditions, tkestackv1.TAppReplicaFailure); c != nil && c.Status == metav1.ConditionTrue {
 		msg += " (" + c.Reason + ": " + c.Message + ")"
 	}
 	return msg

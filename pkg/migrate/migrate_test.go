@@ -26,6 +26,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
+
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 )
 
 var testNow = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -106,8 +108,8 @@ func originalPod(id string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "web-" + id, Namespace: "default", UID: types.UID("pod-uid-" + id),
-			Labels: map[string]string{"app": "web", instanceLabel: id,
-				templateHashLabel: "8571628173525391740", uniqHashLabel: "1234567890123456789"},
+			Labels: map[string]string{"app": "web", tkestack.InstanceIDLabel: id,
+				tkestack.TemplateHashLabel: "8571628173525391740", tkestack.UniqHashLabel: "1234567890123456789"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps.tkestack.io/v1", Kind: "TApp", Name: "web", UID: "old-uid", Controller: ptr.To(true)}},
 		},
 		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx:1.25"}}},
@@ -199,11 +201,11 @@ func (f *fixture) simulateCluster(t *testing.T) {
 		for i := range pods.Items {
 			p := pods.Items[i]
 			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps.tkestack.io/v1", Kind: "TApp", Name: u.GetName(), UID: "new-uid", Controller: ptr.To(true)}}
-			p.Labels[templateHashLabel], p.Labels[uniqHashLabel] = "0123456789", "abcdef0123"
+			p.Labels[tkestack.TemplateHashLabel], p.Labels[tkestack.UniqHashLabel] = "0123456789", "abcdef0123"
 			if _, err := f.kube.CoreV1().Pods(p.Namespace).Update(context.Background(), &p, metav1.UpdateOptions{}); err != nil {
 				t.Error(err)
 			}
-			statuses[p.Labels[instanceLabel]] = "Running"
+			statuses[p.Labels[tkestack.InstanceIDLabel]] = "Running"
 		}
 		_ = unstructured.SetNestedMap(u.Object, statuses, "status", "statuses")
 		return false, nil, nil

@@ -10,13 +10,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-)
 
-// Labels of the original TApp controller's pods, kept by this server.
-const (
-	instanceLabel     = "tapp_instance_key"
-	templateHashLabel = "tapp_template_hash_key"
-	uniqHashLabel     = "tapp_uniq_hash_key"
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 )
 
 // outcome is what became of one object's dependents on tapp-apiserver.
@@ -118,10 +114,10 @@ func (m *Migrator) observeOutcome(ctx context.Context, e *Entry) (*outcome, erro
 		if pod != nil {
 			if restarts(pod) != d.Restarts {
 				o.restarted++
-			} else if pod.Labels[templateHashLabel] != d.Labels[templateHashLabel] || pod.Labels[uniqHashLabel] != d.Labels[uniqHashLabel] {
+			} else if pod.Labels[tkestack.TemplateHashLabel] != d.Labels[tkestack.TemplateHashLabel] || pod.Labels[tkestack.UniqHashLabel] != d.Labels[tkestack.UniqHashLabel] {
 				o.relabelled++
 			}
-			ids[pod.Labels[instanceLabel]] = true
+			ids[pod.Labels[tkestack.InstanceIDLabel]] = true
 		}
 	}
 	if k.Kind == "TApp" {
@@ -170,7 +166,7 @@ func tappConflicts(tapp *unstructured.Unstructured) []string {
 	conditions, _, _ := unstructured.NestedSlice(tapp.Object, "status", "conditions")
 	for _, c := range conditions {
 		cond, _ := c.(map[string]interface{})
-		if cond["type"] == "ReplicaFailure" && cond["status"] == "True" && strings.Contains(fmt.Sprint(cond["reason"]), "InstanceConflict") {
+		if cond["type"] == tkestackv1.TAppReplicaFailure && cond["status"] == "True" && strings.Contains(fmt.Sprint(cond["reason"]), "InstanceConflict") {
 			return []string{fmt.Sprint(cond["message"])}
 		}
 	}

@@ -284,7 +284,7 @@ func TestSyncReportsCreateFailureWithAPIMessage(t *testing.T) {
 	if got := len(h.actions("create", "pods")); got != 1 {
 		t.Errorf("slow start: %d create attempts after the first failure, want 1", got)
 	}
-	cond := meta.FindStatusCondition(h.storedTApp().Status.Conditions, ConditionReplicaFailure)
+	cond := meta.FindStatusCondition(h.storedTApp().Status.Conditions, tkestackv1.TAppReplicaFailure)
 	if cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != "FailedCreate" || !strings.Contains(cond.Message, "must not be empty") {
 		t.Fatalf("ReplicaFailure condition = %+v", cond)
 	}
@@ -671,14 +671,14 @@ func TestProgressOnlyStatusWritesArePaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := h.storedTApp().Status
-	if c := meta.FindStatusCondition(got.Conditions, ConditionAvailable); got.ReadyReplicas != 2 || c == nil || c.Status != metav1.ConditionTrue {
+	if c := meta.FindStatusCondition(got.Conditions, tkestackv1.TAppAvailable); got.ReadyReplicas != 2 || c == nil || c.Status != metav1.ConditionTrue {
 		t.Fatalf("status = %d ready, Available %v; want 2 ready and Available True at once", got.ReadyReplicas, c)
 	}
 }
 
 func TestProgressOnly(t *testing.T) {
 	base := tkestackv1.TAppStatus{ObservedGeneration: 1, Replicas: 1, Statuses: map[string]tkestackv1.InstanceStatus{"0": "Pending"},
-		Conditions: []metav1.Condition{{Type: ConditionAvailable, Status: metav1.ConditionFalse, Reason: "MinimumInstancesUnavailable", Message: "0 of 2"}}}
+		Conditions: []metav1.Condition{{Type: tkestackv1.TAppAvailable, Status: metav1.ConditionFalse, Reason: "MinimumInstancesUnavailable", Message: "0 of 2"}}}
 	tests := []struct {
 		name   string
 		change func(*tkestackv1.TAppStatus)
@@ -700,7 +700,7 @@ func TestProgressOnly(t *testing.T) {
 		{"condition status", func(s *tkestackv1.TAppStatus) { s.Conditions[0].Status = metav1.ConditionTrue }, false},
 		{"condition reason", func(s *tkestackv1.TAppStatus) { s.Conditions[0].Reason = "Other" }, false},
 		{"condition added", func(s *tkestackv1.TAppStatus) {
-			s.Conditions = append(s.Conditions, metav1.Condition{Type: ConditionReplicaFailure, Status: metav1.ConditionTrue})
+			s.Conditions = append(s.Conditions, metav1.Condition{Type: tkestackv1.TAppReplicaFailure, Status: metav1.ConditionTrue})
 		}, false},
 	}
 	for _, tt := range tests {

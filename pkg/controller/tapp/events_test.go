@@ -265,7 +265,7 @@ func TestSyncReportsDeleteFailureWithAPIMessage(t *testing.T) {
 			if got := eventsWithReason(drainEvents(h.recorder), "FailedDelete"); len(got) != 1 || got[0] != want {
 				t.Errorf("FailedDelete events = %q, want [%q]", got, want)
 			}
-			cond := meta.FindStatusCondition(h.storedTApp().Status.Conditions, ConditionReplicaFailure)
+			cond := meta.FindStatusCondition(h.storedTApp().Status.Conditions, tkestackv1.TAppReplicaFailure)
 			if cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != "FailedDelete" || !strings.Contains(cond.Message, tt.message) || cond.ObservedGeneration != 2 {
 				t.Fatalf("ReplicaFailure condition = %+v", cond)
 			}
@@ -283,7 +283,7 @@ func TestSyncReportsDeleteFailureWithAPIMessage(t *testing.T) {
 			if got := eventsWithReason(drainEvents(h.recorder), "Killing"); len(got) != 1 {
 				t.Errorf("Killing events after the retry = %q", got)
 			}
-			if cond := meta.FindStatusCondition(h.storedTApp().Status.Conditions, ConditionReplicaFailure); cond != nil {
+			if cond := meta.FindStatusCondition(h.storedTApp().Status.Conditions, tkestackv1.TAppReplicaFailure); cond != nil {
 				t.Errorf("ReplicaFailure condition after a successful delete = %+v", cond)
 			}
 		})
@@ -396,11 +396,11 @@ func TestSyncProgressingConditionFollowsRollingUpdate(t *testing.T) {
 	assertConditions := func(stage, progressingReason, progressingMessage string, available metav1.ConditionStatus, generation int64) {
 		t.Helper()
 		status := h.storedTApp().Status
-		p := meta.FindStatusCondition(status.Conditions, ConditionProgressing)
+		p := meta.FindStatusCondition(status.Conditions, tkestackv1.TAppProgressing)
 		if p == nil || p.Status != metav1.ConditionTrue || p.Reason != progressingReason || p.Message != progressingMessage || p.ObservedGeneration != generation {
 			t.Fatalf("%s: Progressing = %+v, want True %s %q", stage, p, progressingReason, progressingMessage)
 		}
-		a := meta.FindStatusCondition(status.Conditions, ConditionAvailable)
+		a := meta.FindStatusCondition(status.Conditions, tkestackv1.TAppAvailable)
 		if a == nil || a.Status != available {
 			t.Fatalf("%s: Available = %+v, want %s", stage, a, available)
 		}
@@ -440,7 +440,7 @@ func TestSyncProgressingConditionFollowsRollingUpdate(t *testing.T) {
 		}
 		if round < 4 {
 			status := h.storedTApp().Status
-			if p := meta.FindStatusCondition(status.Conditions, ConditionProgressing); status.UpdatedReadyReplicas < 3 && (p == nil || p.Reason != "RolloutInProgress") {
+			if p := meta.FindStatusCondition(status.Conditions, tkestackv1.TAppProgressing); status.UpdatedReadyReplicas < 3 && (p == nil || p.Reason != "RolloutInProgress") {
 				t.Fatalf("round %d: %d of 3 updated and ready, Progressing = %+v", round, status.UpdatedReadyReplicas, p)
 			}
 		}
@@ -499,7 +499,7 @@ func TestSyncAvailableCondition(t *testing.T) {
 			if status.ReadyReplicas != int32(tt.ready) {
 				t.Fatalf("readyReplicas = %d, want %d", status.ReadyReplicas, tt.ready)
 			}
-			a := meta.FindStatusCondition(status.Conditions, ConditionAvailable)
+			a := meta.FindStatusCondition(status.Conditions, tkestackv1.TAppAvailable)
 			if a == nil || a.Status != tt.want || a.Reason != tt.reason || a.Message != tt.message {
 				t.Errorf("Available = %+v, want %s %s %q", a, tt.want, tt.reason, tt.message)
 			}
@@ -507,7 +507,7 @@ func TestSyncAvailableCondition(t *testing.T) {
 			if tt.ready < 3 {
 				wantProgressing = "RolloutInProgress"
 			}
-			if p := meta.FindStatusCondition(status.Conditions, ConditionProgressing); p == nil || p.Status != metav1.ConditionTrue || p.Reason != wantProgressing {
+			if p := meta.FindStatusCondition(status.Conditions, tkestackv1.TAppProgressing); p == nil || p.Status != metav1.ConditionTrue || p.Reason != wantProgressing {
 				t.Errorf("Progressing = %+v, want True %s", p, wantProgressing)
 			}
 		})

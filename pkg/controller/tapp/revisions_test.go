@@ -168,9 +168,9 @@ func TestSyncPausedReportsAndHolds(t *testing.T) {
 	var paused, progressing *metav1.Condition
 	for i := range st.Conditions {
 		switch st.Conditions[i].Type {
-		case ConditionPaused:
+		case tkestackv1.TAppPaused:
 			paused = &st.Conditions[i]
-		case ConditionProgressing:
+		case tkestackv1.TAppProgressing:
 			progressing = &st.Conditions[i]
 		}
 	}
@@ -183,7 +183,7 @@ func TestSyncPausedReportsAndHolds(t *testing.T) {
 		t.Errorf("resumed TApp did not update web-0 (%s)", image)
 	}
 	for _, c := range h.storedTApp().Status.Conditions {
-		if c.Type == ConditionPaused {
+		if c.Type == tkestackv1.TAppPaused {
 			t.Errorf("Paused condition left after resume")
 		}
 	}

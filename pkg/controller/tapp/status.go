@@ -17,22 +17,6 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 )
 
-// Condition types of a TApp.
-const (
-	// ConditionAvailable is True while at least (wanted instances − updateStrategy.maxUnavailable) are ready
-	// (available, with spec.minReadySeconds).
-	ConditionAvailable = "Available"
-	// ConditionProgressing is True; its reason says whether the TApp is RolloutComplete (every wanted
-	// instance runs its current template and is ready) or RolloutInProgress.
-	ConditionProgressing = "Progressing"
-	// ConditionPaused is True while spec.updateStrategy.paused holds the rollout; Progressing is then
-	// Unknown with reason RolloutPaused.
-	ConditionPaused = "Paused"
-	// ConditionReplicaFailure is True while an action fails (pod creation refused by the API, a foreign pod
-	// holding an instance's name, a missing template); its message is the API's message.
-	ConditionReplicaFailure = "ReplicaFailure"
-)
-
 // desiredStatus returns the status to report for tapp, given the plan's view of its pods, its revisions and
 // the failures of this sync. Conditions keep their transition times while their status does not change.
 //
@@ -75,7 +59,7 @@ func desiredStatus(tapp *tkestackv1.TApp, s policy.Status, revisions policy.Revi
 	if minAvailable < 0 {
 		minAvailable = 0
 	}
-	available := metav1.Condition{Type: ConditionAvailable, Status: metav1.ConditionTrue, Reason: "MinimumInstancesAvailable",
+	available := metav1.Condition{Type: tkestackv1.TAppAvailable, Status: metav1.ConditionTrue, Reason: "MinimumInstancesAvailable",
 		Message: fmt.Sprintf("%d of %d instances ready, at least %d required", s.ReadyReplicas, wanted, minAvailable)}
 	counted := s.ReadyReplicas
 	if tapp.Spec.MinReadySeconds > 0 {
@@ -85,7 +69,7 @@ func desiredStatus(tapp *tkestackv1.TApp, s policy.Status, revisions policy.Revi
 	if counted < minAvailable {
 		available.Status, available.Reason = metav1.ConditionFalse, "MinimumInstancesUnavailable"
 	}
-	progressing := metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: "RolloutComplete",
+	progressing := metav1.Condition{Type: tkestackv1.TAppProgressing, Status: metav1.ConditionTrue, Reason: "RolloutComplete",
 		Message: fmt.Sprintf("all %d instances run their current template and are ready", wanted)}
 	if s.UpdatedReadyReplicas < wanted {
 		progressing.Reason = "RolloutInProgress"
@@ -94,10 +78,10 @@ func desiredStatus(tapp *tkestackv1.TApp, s policy.Status, revisions policy.Revi
 	if tapp.Spec.UpdateStrategy.Paused {
 		progressing.Status, progressing.Reason = metav1.ConditionUnknown, "RolloutPaused"
 		progressing.Message = fmt.Sprintf("rollout paused by spec.updateStrategy.paused: %d of %d instances updated", s.UpdatedReplicas, wanted)
-		setCondition(&status.Conditions, metav1.Condition{Type: ConditionPaused, Status: metav1.ConditionTrue, Reason: "RolloutPaused",
+		setCondition(&status.Conditions, metav1.Condition{Type: tkestackv1.TAppPaused, Status: metav1.ConditionTrue, Reason: "RolloutPaused",
 			Message: "spec.updateStrategy.paused is true: no instance is updated; new instances use status.currentRevision"}, tapp.Generation)
 	} else {
-		meta.RemoveStatusCondition(&status.Conditions, ConditionPaused)
+		meta.RemoveStatusCondition(&status.Conditions, tkestackv1.TAppPaused)
 		if p := tapp.Spec.UpdateStrategy.Partition; p > 0 && progressing.Reason == "RolloutInProgress" {
 			progressing.Message += fmt.Sprintf("; instances below updateStrategy.partition %d keep status.currentRevision", p)
 		}
@@ -107,10 +91,10 @@ func desiredStatus(tapp *tkestackv1.TApp, s policy.Status, revisions policy.Revi
 
 	// Conflicts are optimistic-concurrency retries, not failures a user should see (actions.Summary).
 	if reason, message, ok := actions.Summary(failures); ok {
-		setCondition(&status.Conditions, metav1.Condition{Type: ConditionReplicaFailure, Status: metav1.ConditionTrue,
+		setCondition(&status.Conditions, metav1.Condition{Type: tkestackv1.TAppReplicaFailure, Status: metav1.ConditionTrue,
 			Reason: reason, Message: message}, tapp.Generation)
 	} else {
-		meta.RemoveStatusCondition(&status.Conditions, ConditionReplicaFailure)
+		meta.RemoveStatusCondition(&status.Conditions, tkestackv1.TAppReplicaFailure)
 	}
 	return status
 }
