@@ -13,6 +13,7 @@ import (
 
 	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	tappcontroller "github.com/tapp-io/tapp-apiserver/pkg/controller/tapp"
 )
 
 // outcome is what became of one object's dependents on tapp-apiserver.
@@ -166,7 +167,7 @@ func tappConflicts(tapp *unstructured.Unstructured) []string {
 	conditions, _, _ := unstructured.NestedSlice(tapp.Object, "status", "conditions")
 	for _, c := range conditions {
 		cond, _ := c.(map[string]interface{})
-		if cond["type"] == tkestackv1.TAppReplicaFailure && cond["status"] == "True" && strings.Contains(fmt.Sprint(cond["reason"]), "InstanceConflict") {
+		if cond["type"] == tkestackv1.TAppReplicaFailure && cond["status"] == "True" && strings.Contains(fmt.Sprint(cond["reason"]), tappcontroller.ReasonInstanceConflict) {
 			return []string{fmt.Sprint(cond["message"])}
 		}
 	}

@@ -39,13 +39,13 @@ func (c *Controller) execute(ctx context.Context, key string, tapp *tkestackv1.T
 	retentionFailed := c.changeClaimOwners(ctx, tapp, claimPlan.OwnerChanges, &failures)
 	for _, conflict := range plan.Conflicts {
 		msg := fmt.Sprintf("pod %s for instance %s exists and is controlled by %s; delete it to let the TApp create its instance", conflict.PodName, conflict.ID, conflict.Owner)
-		c.recorder.Event(tapp, corev1.EventTypeWarning, "InstanceConflict", msg)
-		failures.Add(actions.Failure{Reason: "InstanceConflict", Message: msg})
+		c.recorder.Event(tapp, corev1.EventTypeWarning, ReasonInstanceConflict, msg)
+		failures.Add(actions.Failure{Reason: ReasonInstanceConflict, Message: msg})
 	}
 	for _, e := range plan.Errors {
 		msg := fmt.Sprintf("instance %s: %s", e.ID, e.Message)
-		c.recorder.Event(tapp, corev1.EventTypeWarning, "TemplateNotFound", msg)
-		failures.Add(actions.Failure{Reason: "TemplateNotFound", Message: msg})
+		c.recorder.Event(tapp, corev1.EventTypeWarning, ReasonTemplateNotFound, msg)
+		failures.Add(actions.Failure{Reason: ReasonTemplateNotFound, Message: msg})
 	}
 
 	// Deletions first: they free names that creations of the same instance need later.
@@ -125,8 +125,8 @@ func (c *Controller) deletePod(ctx context.Context, key string, tapp *tkestackv1
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		c.expectations.Lower(key, d.podName)
 		msg := fmt.Sprintf("delete pod %s (%s): %v", d.podName, d.reason, err)
-		c.recorder.Event(tapp, corev1.EventTypeWarning, "FailedDelete", msg)
-		return &actions.Failure{Reason: "FailedDelete", Message: msg, Retry: true}
+		c.recorder.Event(tapp, corev1.EventTypeWarning, ReasonFailedDelete, msg)
+		return &actions.Failure{Reason: ReasonFailedDelete, Message: msg, Retry: true}
 	}
 	if err != nil {
 		c.expectations.Lower(key, d.podName) // already gone, or replaced by a newer pod of that name
@@ -134,17 +134,17 @@ func (c *Controller) deletePod(ctx context.Context, key string, tapp *tkestackv1
 	}
 	switch {
 	case d.force:
-		c.recorder.Eventf(tapp, corev1.EventTypeWarning, "ForceDeleted", "Force-deleted pod %s: its node is lost", d.podName)
+		c.recorder.Eventf(tapp, corev1.EventTypeWarning, ReasonForceDeleted, "Force-deleted pod %s: its node is lost", d.podName)
 	case d.reason == string(policy.ReasonKilled):
-		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "Killing", "Killing instance %s: deleted pod %s", d.id, d.podName)
+		c.recorder.Eventf(tapp, corev1.EventTypeNormal, ReasonKilling, "Killing instance %s: deleted pod %s", d.id, d.podName)
 	case d.reason == "Recreate" && d.why != "":
-		c.recorder.Eventf(tapp, corev1.EventTypeWarning, "ResizeInfeasible", "Deleted pod %s to recreate it with template %q: %s", d.podName, d.template, d.why)
+		c.recorder.Eventf(tapp, corev1.EventTypeWarning, ReasonResizeInfeasible, "Deleted pod %s to recreate it with template %q: %s", d.podName, d.template, d.why)
 	case d.reason == "Recreate":
-		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "Recreating", "Deleted pod %s to recreate it with template %q (the change cannot be applied in place)", d.podName, d.template)
+		c.recorder.Eventf(tapp, corev1.EventTypeNormal, ReasonRecreating, "Deleted pod %s to recreate it with template %q (the change cannot be applied in place)", d.podName, d.template)
 	case d.reason == string(policy.ReasonMigrate):
-		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "Migrating", "Deleted finished pod %s to recreate it", d.podName)
+		c.recorder.Eventf(tapp, corev1.EventTypeNormal, ReasonMigrating, "Deleted finished pod %s to recreate it", d.podName)
 	default:
-		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted pod %s (%s)", d.podName, d.reason)
+		c.recorder.Eventf(tapp, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted pod %s (%s)", d.podName, d.reason)
 	}
 	return nil
 }
@@ -198,14 +198,14 @@ func (c *Controller) createInstance(ctx context.Context, key string, tapp *tkest
 		metrics.CountAction("create-claim", err)
 		if err != nil {
 			msg := fmt.Sprintf("create claim %s for instance %s: %v", claim.Name, id, err)
-			c.recorder.Event(tapp, corev1.EventTypeWarning, "FailedCreate", msg)
-			return &actions.Failure{Reason: "FailedCreate", Message: msg, Retry: true}
+			c.recorder.Event(tapp, corev1.EventTypeWarning, ReasonFailedCreate, msg)
+			return &actions.Failure{Reason: ReasonFailedCreate, Message: msg, Retry: true}
 		}
-		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "SuccessfulCreate", "Created claim %s for instance %s", claim.Name, id)
+		c.recorder.Eventf(tapp, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created claim %s for instance %s", claim.Name, id)
 	}
 	pod, err := plan.NewPod(id)
 	if err != nil {
-		return &actions.Failure{Reason: "TemplateNotFound", Message: err.Error()}
+		return &actions.Failure{Reason: ReasonTemplateNotFound, Message: err.Error()}
 	}
 	c.expectations.Raise(key, pod.Name, expectations.Create())
 	out, err := c.kubeClient.CoreV1().Pods(tapp.Namespace).Create(ctx, pod, metav1.CreateOptions{FieldManager: fieldManager})
@@ -216,10 +216,10 @@ func (c *Controller) createInstance(ctx context.Context, key string, tapp *tkest
 			return nil // the cache will show it; the next plan decides
 		}
 		msg := fmt.Sprintf("create pod %s: %v", pod.Name, err)
-		c.recorder.Event(tapp, corev1.EventTypeWarning, "FailedCreate", msg)
-		return &actions.Failure{Reason: "FailedCreate", Message: msg, Retry: true}
+		c.recorder.Event(tapp, corev1.EventTypeWarning, ReasonFailedCreate, msg)
+		return &actions.Failure{Reason: ReasonFailedCreate, Message: msg, Retry: true}
 	}
-	c.recorder.Eventf(tapp, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod %s", pod.Name)
+	c.recorder.Eventf(tapp, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created pod %s", pod.Name)
 	c.gateWrites.started(out)
 	created <- out
 	return nil
@@ -232,15 +232,15 @@ func (c *Controller) createInstance(ctx context.Context, key string, tapp *tkest
 func (c *Controller) claimConflict(ctx context.Context, tapp *tkestackv1.TApp, id, name string) *actions.Failure {
 	claim, err := c.kubeClient.CoreV1().PersistentVolumeClaims(tapp.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return &actions.Failure{Reason: "FailedCreate", Message: fmt.Sprintf("read claim %s for instance %s: %v", name, id, err), Retry: true}
+		return &actions.Failure{Reason: ReasonFailedCreate, Message: fmt.Sprintf("read claim %s for instance %s: %v", name, id, err), Retry: true}
 	}
 	ref := metav1.GetControllerOfNoCopy(claim)
 	if ref == nil || ref.UID == tapp.UID {
 		return nil
 	}
 	msg := fmt.Sprintf("claim %s for instance %s exists and is controlled by %s %s (uid %s); delete it or remove its controller reference to let the TApp create its instance", name, id, ref.Kind, ref.Name, ref.UID)
-	c.recorder.Event(tapp, corev1.EventTypeWarning, "InstanceConflict", msg)
-	return &actions.Failure{Reason: "InstanceConflict", Message: msg}
+	c.recorder.Event(tapp, corev1.EventTypeWarning, ReasonInstanceConflict, msg)
+	return &actions.Failure{Reason: ReasonInstanceConflict, Message: msg}
 }
 
 // ownershipChange is one adoption or release of a pod or claim.
@@ -289,7 +289,7 @@ func (c *Controller) adoptAndRelease(ctx context.Context, tapp *tkestackv1.TApp,
 			verb = "adopt"
 			if err := recheck(ctx); err != nil {
 				if !errors.Is(err, ownership.ErrOwnerDeleting) {
-					failures.Add(actions.Failure{Reason: "FailedAdopt", Message: err.Error(), Retry: true})
+					failures.Add(actions.Failure{Reason: ReasonFailedAdopt, Message: err.Error(), Retry: true})
 				}
 				return
 			}
@@ -312,15 +312,15 @@ func (c *Controller) adoptAndRelease(ctx context.Context, tapp *tkestackv1.TApp,
 			done[verb+" "+ch.resource]++
 			mu.Unlock()
 			if ch.adopt {
-				c.recorder.Eventf(tapp, corev1.EventTypeNormal, "Adopted", "Adopted orphan %s %s (uid %s) of instance %s", ch.resource, ch.name, ch.uid, ch.id)
+				c.recorder.Eventf(tapp, corev1.EventTypeNormal, ReasonAdopted, "Adopted orphan %s %s (uid %s) of instance %s", ch.resource, ch.name, ch.uid, ch.id)
 			} else {
-				c.recorder.Eventf(tapp, corev1.EventTypeNormal, "Released", "Released %s %s (uid %s): spec.selector no longer matches its labels", ch.resource, ch.name, ch.uid)
+				c.recorder.Eventf(tapp, corev1.EventTypeNormal, ReasonReleased, "Released %s %s (uid %s): spec.selector no longer matches its labels", ch.resource, ch.name, ch.uid)
 			}
 		case ownership.Gone(err):
 		default:
-			reason := "FailedRelease"
+			reason := ReasonFailedRelease
 			if ch.adopt {
-				reason = "FailedAdopt"
+				reason = ReasonFailedAdopt
 			}
 			msg := fmt.Sprintf("%s %s %s: %v", verb, ch.resource, ch.name, err)
 			c.recorder.Event(tapp, corev1.EventTypeWarning, reason, msg)
@@ -361,15 +361,15 @@ func (c *Controller) changeClaimOwners(ctx context.Context, tapp *tkestackv1.TAp
 		switch {
 		case err == nil:
 			if ch.Add != nil {
-				c.recorder.Eventf(tapp, corev1.EventTypeNormal, "ClaimOwnerAdded", "Claim %s of instance %s is now owned by %s %s (persistentVolumeClaimRetentionPolicy)", ch.Name, ch.ID, ch.Add.Kind, ch.Add.Name)
+				c.recorder.Eventf(tapp, corev1.EventTypeNormal, ReasonClaimOwnerAdded, "Claim %s of instance %s is now owned by %s %s (persistentVolumeClaimRetentionPolicy)", ch.Name, ch.ID, ch.Add.Kind, ch.Add.Name)
 			} else {
 				klog.FromContext(ctx).V(2).Info("Removed a claim owner reference", "claim", ch.Name, "instance", ch.ID, "owner", ch.Remove)
 			}
 		case ownership.Gone(err):
 		default:
 			msg := fmt.Sprintf("%s owner reference of claim %s of instance %s: %v", verb, ch.Name, ch.ID, err)
-			c.recorder.Event(tapp, corev1.EventTypeWarning, "FailedClaimOwner", msg)
-			failures.Add(actions.Failure{Reason: "FailedClaimOwner", Message: msg, Retry: true})
+			c.recorder.Event(tapp, corev1.EventTypeWarning, ReasonFailedClaimOwner, msg)
+			failures.Add(actions.Failure{Reason: ReasonFailedClaimOwner, Message: msg, Retry: true})
 			mu.Lock()
 			failed[ch.ID] = true
 			mu.Unlock()
@@ -422,12 +422,12 @@ func (c *Controller) updateInPlace(ctx context.Context, key string, tapp *tkesta
 	}
 	switch {
 	case relabel:
-		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "Relabelled", "Pod %s runs template %q: gave it the current hash labels %s=%s, %s=%s without restarting it",
+		c.recorder.Eventf(tapp, corev1.EventTypeNormal, ReasonRelabelled, "Pod %s runs template %q: gave it the current hash labels %s=%s, %s=%s without restarting it",
 			pod.Name, u.Template, policy.TemplateHashLabel, u.Labels[policy.TemplateHashLabel], policy.UniqHashLabel, u.Labels[policy.UniqHashLabel])
 	case len(u.Images) > 0 || len(u.Resources) > 0:
-		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "InPlaceUpdate", "Updating pod %s in place to template %q: %s", pod.Name, u.Template, describeChanges(u.Images, u.Resources))
+		c.recorder.Eventf(tapp, corev1.EventTypeNormal, ReasonInPlaceUpdate, "Updating pod %s in place to template %q: %s", pod.Name, u.Template, describeChanges(u.Images, u.Resources))
 	default:
-		c.recorder.Eventf(tapp, corev1.EventTypeNormal, "InPlaceUpdate", "Updated labels and annotations of pod %s to template %q", pod.Name, u.Template)
+		c.recorder.Eventf(tapp, corev1.EventTypeNormal, ReasonInPlaceUpdate, "Updated labels and annotations of pod %s to template %q", pod.Name, u.Template)
 	}
 	return nil
 }
@@ -440,8 +440,8 @@ func (c *Controller) updateFailed(tapp *tkestackv1.TApp, pod *corev1.Pod, err er
 		return &actions.Failure{Reason: actions.ReasonConflict, Message: err.Error(), Retry: true}
 	}
 	msg := fmt.Sprintf("update pod %s in place: %v", pod.Name, err)
-	c.recorder.Event(tapp, corev1.EventTypeWarning, "FailedUpdate", msg)
-	return &actions.Failure{Reason: "FailedUpdate", Message: msg, Retry: true}
+	c.recorder.Event(tapp, corev1.EventTypeWarning, ReasonFailedUpdate, msg)
+	return &actions.Failure{Reason: ReasonFailedUpdate, Message: msg, Retry: true}
 }
 
 func describeChanges(images map[string]string, resources map[string]corev1.ResourceRequirements) string {
@@ -507,10 +507,10 @@ func (c *Controller) progressInPlace(ctx context.Context, tapp *tkestackv1.TApp,
 			out, err = c.updater.Complete(ctx, pod)
 			metrics.CountAction("inplace-complete", err)
 			if err == nil {
-				c.recorder.Eventf(tapp, corev1.EventTypeNormal, "InPlaceUpdated", "Pod %s runs its new images", pod.Name)
+				c.recorder.Eventf(tapp, corev1.EventTypeNormal, ReasonInPlaceUpdated, "Pod %s runs its new images", pod.Name)
 			}
 		case policy.GateFailed:
-			c.recorder.Eventf(tapp, corev1.EventTypeWarning, "InPlaceUpdateFailed", "Pod %s: %s", pod.Name, g.Message)
+			c.recorder.Eventf(tapp, corev1.EventTypeWarning, ReasonInPlaceUpdateFailed, "Pod %s: %s", pod.Name, g.Message)
 		case policy.GateTrue:
 			out, err = c.updater.EnsureReadinessGateTrue(ctx, pod)
 			metrics.CountAction("readiness-gate", err)
@@ -520,7 +520,7 @@ func (c *Controller) progressInPlace(ctx context.Context, tapp *tkestackv1.TApp,
 		}
 		if err != nil && !apierrors.IsNotFound(err) && !errors.Is(err, inplace.ErrInProgress) && !errors.Is(err, inplace.ErrStateChanged) {
 			klog.FromContext(ctx).V(2).Info("Readiness gate write failed", "pod", pod.Name, "err", err)
-			failures.Add(actions.Failure{Reason: "FailedUpdate", Message: fmt.Sprintf("pod %s readiness gate: %v", pod.Name, err), Retry: true})
+			failures.Add(actions.Failure{Reason: ReasonFailedUpdate, Message: fmt.Sprintf("pod %s readiness gate: %v", pod.Name, err), Retry: true})
 		}
 	})
 	return failures.List()

@@ -59,7 +59,7 @@ func desiredStatus(tapp *tkestackv1.TApp, s policy.Status, revisions policy.Revi
 	if minAvailable < 0 {
 		minAvailable = 0
 	}
-	available := metav1.Condition{Type: tkestackv1.TAppAvailable, Status: metav1.ConditionTrue, Reason: "MinimumInstancesAvailable",
+	available := metav1.Condition{Type: tkestackv1.TAppAvailable, Status: metav1.ConditionTrue, Reason: ReasonMinimumInstancesAvailable,
 		Message: fmt.Sprintf("%d of %d instances ready, at least %d required", s.ReadyReplicas, wanted, minAvailable)}
 	counted := s.ReadyReplicas
 	if tapp.Spec.MinReadySeconds > 0 {
@@ -67,22 +67,22 @@ func desiredStatus(tapp *tkestackv1.TApp, s policy.Status, revisions policy.Revi
 		available.Message = fmt.Sprintf("%d of %d instances available (ready for %ds), at least %d required", s.AvailableReplicas, wanted, tapp.Spec.MinReadySeconds, minAvailable)
 	}
 	if counted < minAvailable {
-		available.Status, available.Reason = metav1.ConditionFalse, "MinimumInstancesUnavailable"
+		available.Status, available.Reason = metav1.ConditionFalse, ReasonMinimumInstancesUnavailable
 	}
-	progressing := metav1.Condition{Type: tkestackv1.TAppProgressing, Status: metav1.ConditionTrue, Reason: "RolloutComplete",
+	progressing := metav1.Condition{Type: tkestackv1.TAppProgressing, Status: metav1.ConditionTrue, Reason: ReasonRolloutComplete,
 		Message: fmt.Sprintf("all %d instances run their current template and are ready", wanted)}
 	if s.UpdatedReadyReplicas < wanted {
-		progressing.Reason = "RolloutInProgress"
+		progressing.Reason = ReasonRolloutInProgress
 		progressing.Message = fmt.Sprintf("%d of %d instances updated, %d of them ready", s.UpdatedReplicas, wanted, s.UpdatedReadyReplicas)
 	}
 	if tapp.Spec.UpdateStrategy.Paused {
-		progressing.Status, progressing.Reason = metav1.ConditionUnknown, "RolloutPaused"
+		progressing.Status, progressing.Reason = metav1.ConditionUnknown, ReasonRolloutPaused
 		progressing.Message = fmt.Sprintf("rollout paused by spec.updateStrategy.paused: %d of %d instances updated", s.UpdatedReplicas, wanted)
-		setCondition(&status.Conditions, metav1.Condition{Type: tkestackv1.TAppPaused, Status: metav1.ConditionTrue, Reason: "RolloutPaused",
+		setCondition(&status.Conditions, metav1.Condition{Type: tkestackv1.TAppPaused, Status: metav1.ConditionTrue, Reason: ReasonRolloutPaused,
 			Message: "spec.updateStrategy.paused is true: no instance is updated; new instances use status.currentRevision"}, tapp.Generation)
 	} else {
 		meta.RemoveStatusCondition(&status.Conditions, tkestackv1.TAppPaused)
-		if p := tapp.Spec.UpdateStrategy.Partition; p > 0 && progressing.Reason == "RolloutInProgress" {
+		if p := tapp.Spec.UpdateStrategy.Partition; p > 0 && progressing.Reason == ReasonRolloutInProgress {
 			progressing.Message += fmt.Sprintf("; instances below updateStrategy.partition %d keep status.currentRevision", p)
 		}
 	}

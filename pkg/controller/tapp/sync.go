@@ -141,7 +141,7 @@ func (c *Controller) pruneUnusedTemplates(ctx context.Context, tapp *tkestackv1.
 	if err != nil {
 		return fmt.Errorf("removing unused templates %v: %w", unused, err)
 	}
-	c.recorder.Eventf(tapp, "Normal", "TemplatesPruned", "Removed unused templates %v from spec.templatePool", unused)
+	c.recorder.Eventf(tapp, "Normal", ReasonTemplatesPruned, "Removed unused templates %v from spec.templatePool", unused)
 	metrics.CountAction("prune-templates", nil)
 	return nil
 }

@@ -1,0 +1,62 @@
+package tapp
+
+// Reasons of the TApp controller's Events, of its status conditions and of the failures it reports in
+// ReplicaFailure. Other packages refer to them here rather than repeat the strings.
+const (
+	// ReasonInstanceConflict: an instance's pod or claim name is held by an object that is not the TApp's.
+	ReasonInstanceConflict = "InstanceConflict"
+	// ReasonTemplateNotFound: an instance names a template that spec.templatePool does not have.
+	ReasonTemplateNotFound = "TemplateNotFound"
+	// ReasonFailedCreate: a pod or claim create failed.
+	ReasonFailedCreate = "FailedCreate"
+	// ReasonSuccessfulCreate: a pod or claim was created.
+	ReasonSuccessfulCreate = "SuccessfulCreate"
+	// ReasonFailedDelete: a pod delete failed.
+	ReasonFailedDelete = "FailedDelete"
+	// ReasonSuccessfulDelete: a pod was deleted.
+	ReasonSuccessfulDelete = "SuccessfulDelete"
+	// ReasonForceDeleted: a pod on a lost node was deleted without grace.
+	ReasonForceDeleted = "ForceDeleted"
+	// ReasonKilling: an instance is killed (spec.statuses).
+	ReasonKilling = "Killing"
+	// ReasonResizeInfeasible: a pod is recreated because the kubelet refused to resize it in place.
+	ReasonResizeInfeasible = "ResizeInfeasible"
+	// ReasonRecreating: a pod is recreated because its change cannot be applied in place.
+	ReasonRecreating = "Recreating"
+	// ReasonMigrating: a finished pod is recreated.
+	ReasonMigrating = "Migrating"
+	// ReasonFailedUpdate: an in-place update or readiness-gate write failed.
+	ReasonFailedUpdate = "FailedUpdate"
+	// ReasonInPlaceUpdate: a pod is being updated in place.
+	ReasonInPlaceUpdate = "InPlaceUpdate"
+	// ReasonInPlaceUpdated: a pod runs its new images.
+	ReasonInPlaceUpdated = "InPlaceUpdated"
+	// ReasonInPlaceUpdateFailed: the kubelet reports an in-place update failing.
+	ReasonInPlaceUpdateFailed = "InPlaceUpdateFailed"
+	// ReasonRelabelled: a pod got the current hash labels without a restart.
+	ReasonRelabelled = "Relabelled"
+	// ReasonAdopted: an orphan pod or claim was adopted.
+	ReasonAdopted = "Adopted"
+	// ReasonReleased: a pod or claim the selector no longer matches was released.
+	ReasonReleased = "Released"
+	// ReasonFailedAdopt: adopting an orphan failed.
+	ReasonFailedAdopt = "FailedAdopt"
+	// ReasonFailedRelease: releasing a pod or claim failed.
+	ReasonFailedRelease = "FailedRelease"
+	// ReasonClaimOwnerAdded: a claim got its owner reference (persistentVolumeClaimRetentionPolicy).
+	ReasonClaimOwnerAdded = "ClaimOwnerAdded"
+	// ReasonFailedClaimOwner: setting the owner of a claim failed.
+	ReasonFailedClaimOwner = "FailedClaimOwner"
+	// ReasonTemplatesPruned: unused templates were removed from spec.templatePool.
+	ReasonTemplatesPruned = "TemplatesPruned"
+	// ReasonMinimumInstancesAvailable: the Available condition is True.
+	ReasonMinimumInstancesAvailable = "MinimumInstancesAvailable"
+	// ReasonMinimumInstancesUnavailable: the Available condition is False.
+	ReasonMinimumInstancesUnavailable = "MinimumInstancesUnavailable"
+	// ReasonRolloutComplete: the Progressing condition: every wanted instance runs its current template and is ready.
+	ReasonRolloutComplete = "RolloutComplete"
+	// ReasonRolloutInProgress: the Progressing condition: a rollout is under way.
+	ReasonRolloutInProgress = "RolloutInProgress"
+	// ReasonRolloutPaused: the Progressing and Paused conditions: spec.updateStrategy.paused holds the rollout.
+	ReasonRolloutPaused = "RolloutPaused"
+)
