@@ -1,6 +1,7 @@
 package kubectltapp
 
 import (
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -71,7 +72,7 @@ func notReady(pod *corev1.Pod) {
 	}
 }
 
-func staleHash(pod *corev1.Pod) { pod.Labels[policy.TemplateHashLabel] = "old" }
+func staleHash(pod *corev1.Pod) { pod.Labels[tkestack.TemplateHashLabel] = "old" }
 
 func terminating(pod *corev1.Pod) {
 	now := metav1.Now()

@@ -2,6 +2,7 @@ package kubectltapp
 
 import (
 	"fmt"
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	"io"
 	"sort"
 	"strconv"
@@ -18,7 +19,7 @@ import (
 
 // RevisionLabel is the label of a pod naming the ControllerRevision of the TApp it was built from (the
 // label StatefulSets and DaemonSets use).
-const RevisionLabel = policy.ControllerRevisionHashLabel
+const RevisionLabel = tkestack.ControllerRevisionHashLabel
 
 // none is the value of a cell that has nothing to show.
 const none = "<none>"
@@ -54,7 +55,7 @@ func InstancePods(tapp *tkestackv1.TApp, pods []*corev1.Pod) map[int]*corev1.Pod
 		if ref == nil || ref.UID != tapp.UID {
 			continue
 		}
-		id := pod.Labels[policy.InstanceIDLabel]
+		id := pod.Labels[tkestack.InstanceIDLabel]
 		n, ok := tapppod.ParseID(id)
 		if !ok || pod.Name != tapppod.Name(tapp.Name, id) {
 			continue

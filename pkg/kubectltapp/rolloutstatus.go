@@ -2,6 +2,8 @@ package kubectltapp
 
 import (
 	"fmt"
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	"github.com/tapp-io/tapp-apiserver/pkg/tapppod"
 	"strconv"
 	"strings"
 	"time"
@@ -59,7 +61,7 @@ func EvaluateRollout(tapp *tkestackv1.TApp, pods []*corev1.Pod, now time.Time) R
 		hash, ok := hashes[templateName]
 		if !ok {
 			if t, err := policy.TemplateFor(tapp, templateName); err == nil {
-				hash = policy.TemplateHash(t)
+				hash = tapppod.TemplateHash(t)
 			}
 			hashes[templateName] = hash
 		}
@@ -68,7 +70,7 @@ func EvaluateRollout(tapp *tkestackv1.TApp, pods []*corev1.Pod, now time.Time) R
 			continue
 		}
 		pod := owned[n]
-		if pod == nil || pod.DeletionTimestamp != nil || pod.Labels[policy.TemplateHashLabel] != hash {
+		if pod == nil || pod.DeletionTimestamp != nil || pod.Labels[tkestack.TemplateHashLabel] != hash {
 			continue
 		}
 		updated++

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	"regexp"
 	"testing"
 	"time"
@@ -123,7 +124,7 @@ func TestTAppAdoptsPodsOfTheOriginalController(t *testing.T) {
 			if ref := metav1.GetControllerOf(pod); ref == nil || ref.UID != tapp.UID {
 				return fmt.Errorf("pod %s controlled by %v", pod.Name, ref)
 			}
-			if !ours.MatchString(pod.Labels[policy.TemplateHashLabel]) || !ours.MatchString(pod.Labels[policy.UniqHashLabel]) {
+			if !ours.MatchString(pod.Labels[tkestack.TemplateHashLabel]) || !ours.MatchString(pod.Labels[tkestack.UniqHashLabel]) {
 				return fmt.Errorf("pod %s labels %v", pod.Name, pod.Labels)
 			}
 			if !podReady(pod) {
@@ -158,7 +159,7 @@ func TestTAppAdoptsPodsOfTheOriginalController(t *testing.T) {
 		}
 	}
 	conflict := getPod(t, ns, "web-2")
-	if ref := metav1.GetControllerOf(conflict); ref == nil || ref.Kind != "ConfigMap" || conflict.Labels[policy.TemplateHashLabel] != "8571628173525391740" {
+	if ref := metav1.GetControllerOf(conflict); ref == nil || ref.Kind != "ConfigMap" || conflict.Labels[tkestack.TemplateHashLabel] != "8571628173525391740" {
 		t.Errorf("the pod of another controller was touched: %+v", conflict.ObjectMeta)
 	}
 	events, err := kubeClient.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=web,involvedObject.kind=TApp"})

@@ -12,6 +12,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	"github.com/tapp-io/tapp-apiserver/pkg/tapppod"
 	"strings"
 	"testing"
 	"time"
@@ -97,7 +99,7 @@ func TestTAppDifferentTemplates(t *testing.T) {
 		test := tapp.Spec.TemplatePool["test"]
 		for id, pod := range pods {
 			checkIdentity(t, tapp, id, pod)
-			if got, want := pod.Labels[policy.TemplateHashLabel], policy.TemplateHash(&test); got != want {
+			if got, want := pod.Labels[tkestack.TemplateHashLabel], tapppod.TemplateHash(&test); got != want {
 				t.Errorf("pod %s runs template hash %s, want %s of the pool template test", pod.Name, got, want)
 			}
 		}
@@ -112,10 +114,10 @@ func TestTAppDifferentTemplates(t *testing.T) {
 			checkIdentity(t, tapp, id, pod)
 		}
 		test := tapp.Spec.TemplatePool["test"]
-		if got, want := pods[1].Labels[policy.TemplateHashLabel], policy.TemplateHash(&test); got != want {
+		if got, want := pods[1].Labels[tkestack.TemplateHashLabel], tapppod.TemplateHash(&test); got != want {
 			t.Errorf("pod example-tapp-1 runs template hash %s, want %s of the pool template test", got, want)
 		}
-		if got, want := pods[0].Labels[policy.TemplateHashLabel], policy.TemplateHash(&tapp.Spec.Template); got != want {
+		if got, want := pods[0].Labels[tkestack.TemplateHashLabel], tapppod.TemplateHash(&tapp.Spec.Template); got != want {
 			t.Errorf("pod example-tapp-0 runs template hash %s, want %s of spec.template", got, want)
 		}
 	})

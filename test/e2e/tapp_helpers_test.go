@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"github.com/tapp-io/tapp-apiserver/pkg/tapppod"
 	"os"
 	"sort"
 	"strconv"
@@ -214,7 +215,7 @@ func describePod(pod *corev1.Pod) string {
 			fmt.Fprintf(&b, "(status %s restarts=%d)", s.Image, s.RestartCount)
 		}
 	}
-	fmt.Fprintf(&b, " hash=%s/%s", pod.Labels[policy.TemplateHashLabel], pod.Labels[policy.UniqHashLabel])
+	fmt.Fprintf(&b, " hash=%s/%s", pod.Labels[tkestack.TemplateHashLabel], pod.Labels[tkestack.UniqHashLabel])
 	return b.String()
 }
 
@@ -359,8 +360,8 @@ func checkIdentity(t testing.TB, tapp *tkestackv1.TApp, id int, pod *corev1.Pod)
 	}
 	wantLabels := map[string]string{
 		tkestack.InstanceIDLabel:   sid,
-		tkestack.TemplateHashLabel: policy.TemplateHash(tmpl),
-		tkestack.UniqHashLabel:     policy.UniqHash(tmpl),
+		tkestack.TemplateHashLabel: tapppod.TemplateHash(tmpl),
+		tkestack.UniqHashLabel:     tapppod.UniqHash(tmpl),
 	}
 	for k, v := range wantLabels {
 		if pod.Labels[k] != v {

@@ -8,6 +8,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	"sort"
 	"testing"
 	"time"
@@ -15,7 +16,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 )
 
 // waitPodsRun waits until the TApp's pods are exactly want (id → image), each Running and Ready with its
@@ -42,7 +42,7 @@ func waitPodsRun(t *testing.T, ns, name string, want map[int]string) map[int]str
 			if pod.Spec.Containers[0].Image != image || s == nil || s.Image != image || !s.Ready {
 				return fmt.Errorf("pod %d does not run %s yet:\n%s", id, image, describePods(pods))
 			}
-			revisions[id] = pod.Labels[policy.ControllerRevisionHashLabel]
+			revisions[id] = pod.Labels[tkestack.ControllerRevisionHashLabel]
 		}
 		return nil
 	})
@@ -90,7 +90,7 @@ func TestTAppRollout(t *testing.T) {
 	})
 	for id, rev := range labels {
 		if rev != first {
-			t.Errorf("pod %d has %s=%q, want %q", id, policy.ControllerRevisionHashLabel, rev, first)
+			t.Errorf("pod %d has %s=%q, want %q", id, tkestack.ControllerRevisionHashLabel, rev, first)
 		}
 	}
 	if tapp := getTApp(t, ns, name); tapp.Spec.RevisionHistoryLimit == nil || *tapp.Spec.RevisionHistoryLimit != 10 {
@@ -125,7 +125,7 @@ func TestTAppRollout(t *testing.T) {
 	mustKubectl(t, "delete", "pod", "-n", ns, podName(name, 1), "--wait=false")
 	pollUntil(t, ctrlTimeout, "pod 1 recreated", func() error {
 		pod := getPod(t, ns, podName(name, 1))
-		if pod == nil || pod.UID == "" || pod.DeletionTimestamp != nil || pod.Spec.Containers[0].Image != "nginx:1.7.9" || pod.Labels[policy.ControllerRevisionHashLabel] != first {
+		if pod == nil || pod.UID == "" || pod.DeletionTimestamp != nil || pod.Spec.Containers[0].Image != "nginx:1.7.9" || pod.Labels[tkestack.ControllerRevisionHashLabel] != first {
 			return fmt.Errorf("pod 1: %v", pod)
 		}
 		return nil
@@ -182,8 +182,8 @@ func TestTAppRollout(t *testing.T) {
 			return err
 		}
 		for id, pod := range pods {
-			if pod.Labels[policy.ControllerRevisionHashLabel] != second {
-				return fmt.Errorf("pod %d has revision %q", id, pod.Labels[policy.ControllerRevisionHashLabel])
+			if pod.Labels[tkestack.ControllerRevisionHashLabel] != second {
+				return fmt.Errorf("pod %d has revision %q", id, pod.Labels[tkestack.ControllerRevisionHashLabel])
 			}
 		}
 		return nil

@@ -7,6 +7,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	"strconv"
 	"strings"
 	"sync"
@@ -108,8 +109,8 @@ func TestTAppScale(t *testing.T) {
 			if pvc.DeletionTimestamp != nil {
 				t.Errorf("claim %s is being deleted", name)
 			}
-			if pvc.Labels[policy.InstanceIDLabel] != strconv.Itoa(id) || pvc.Labels["app"] != "data" {
-				t.Errorf("claim %s: labels %v, want app=data and %s=%d", name, pvc.Labels, policy.InstanceIDLabel, id)
+			if pvc.Labels[tkestack.InstanceIDLabel] != strconv.Itoa(id) || pvc.Labels["app"] != "data" {
+				t.Errorf("claim %s: labels %v, want app=data and %s=%d", name, pvc.Labels, tkestack.InstanceIDLabel, id)
 			}
 			m[id] = pvc
 		}

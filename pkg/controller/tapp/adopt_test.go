@@ -3,6 +3,8 @@ package tapp
 import (
 	"context"
 	"encoding/json"
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	"github.com/tapp-io/tapp-apiserver/pkg/tapppod"
 	"strings"
 	"testing"
 
@@ -28,9 +30,9 @@ func originalPod(t *testing.T, tapp *tkestackv1.TApp, id string) *corev1.Pod {
 	pod.UID = types.UID("original-" + id)
 	pod.GenerateName = tapp.Name + "-"
 	pod.OwnerReferences = nil
-	pod.Labels[policy.TemplateHashLabel] = "8571628173525391740"
-	pod.Labels[policy.UniqHashLabel] = "1740216837251739174"
-	delete(pod.Annotations, policy.TemplateKeysAnnotation)
+	pod.Labels[tkestack.TemplateHashLabel] = "8571628173525391740"
+	pod.Labels[tkestack.UniqHashLabel] = "1740216837251739174"
+	delete(pod.Annotations, tapppod.TemplateKeysAnnotation)
 	pod.Spec.NodeName = "node-1"
 	pod.Spec.DNSPolicy = corev1.DNSClusterFirst
 	pod.Spec.Containers[0].ImagePullPolicy = corev1.PullIfNotPresent
@@ -201,11 +203,11 @@ func TestSyncAdoptsPodsOfTheOriginalControllerAndRelabelsThemWithoutRestart(t *t
 	if n := len(h.actions("patch", "pods")) - len(patches); n != 0 {
 		t.Errorf("%d pods/status writes during the relabel, want none", n)
 	}
-	want := policy.TemplateHash(&tapp.Spec.Template)
+	want := tapppod.TemplateHash(&tapp.Spec.Template)
 	for _, id := range []string{"0", "1"} {
 		pod := h.apiPod("web-" + id)
-		if pod.UID != types.UID("original-"+id) || pod.Labels[policy.TemplateHashLabel] != want ||
-			pod.Labels[policy.UniqHashLabel] != policy.UniqHash(&tapp.Spec.Template) || !policy.IsControlledBy(pod, tapp) {
+		if pod.UID != types.UID("original-"+id) || pod.Labels[tkestack.TemplateHashLabel] != want ||
+			pod.Labels[tkestack.UniqHashLabel] != tapppod.UniqHash(&tapp.Spec.Template) || !policy.IsControlledBy(pod, tapp) {
 			t.Errorf("pod %s after the relabel: uid %s labels %v", pod.Name, pod.UID, pod.Labels)
 		}
 		if pod.Status.ContainerStatuses[0].RestartCount != 3 || pod.Spec.Containers[0].Image != "nginx:1" {

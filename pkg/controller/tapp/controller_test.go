@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	"strings"
 	"testing"
 	"time"
@@ -353,7 +354,7 @@ func TestSyncUpdatesImageInPlace(t *testing.T) {
 		t.Errorf("readiness gate = %s, want False during the update", inplace.GateStatus(pod))
 	}
 	want, _ := policy.NewPod(updated, "0")
-	if pod.Labels[policy.TemplateHashLabel] != want.Labels[policy.TemplateHashLabel] {
+	if pod.Labels[tkestack.TemplateHashLabel] != want.Labels[tkestack.TemplateHashLabel] {
 		t.Errorf("template hash label not moved to the new template")
 	}
 

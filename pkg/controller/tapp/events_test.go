@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	"sort"
 	"strings"
 	"testing"
@@ -220,8 +221,8 @@ func TestSyncDeleteEvents(t *testing.T) {
 				t.Errorf("recreated pod has container %+v, want the new template's", pod.Spec.Containers[0])
 			}
 			want, _ := policy.NewPod(changed, "0")
-			if pod.Labels[policy.TemplateHashLabel] != want.Labels[policy.TemplateHashLabel] {
-				t.Errorf("recreated pod has template hash %q, want %q", pod.Labels[policy.TemplateHashLabel], want.Labels[policy.TemplateHashLabel])
+			if pod.Labels[tkestack.TemplateHashLabel] != want.Labels[tkestack.TemplateHashLabel] {
+				t.Errorf("recreated pod has template hash %q, want %q", pod.Labels[tkestack.TemplateHashLabel], want.Labels[tkestack.TemplateHashLabel])
 			}
 			if got := eventsWithReason(drainEvents(h.recorder), "SuccessfulCreate"); len(got) != 1 || !strings.HasSuffix(got[0], "Created pod "+tt.wantRecreated) {
 				t.Errorf("create events = %q", got)

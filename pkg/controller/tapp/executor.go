@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	"sort"
 	"strings"
 	"sync"
@@ -93,8 +94,8 @@ func (c *Controller) relabelRevision(ctx context.Context, key string, tapp *tkes
 	if pod == nil {
 		return nil
 	}
-	revision := u.Labels[policy.ControllerRevisionHashLabel]
-	c.expectations.Raise(key, pod.Name, expectations.UpdateTo(policy.ControllerRevisionHashLabel, revision))
+	revision := u.Labels[tkestack.ControllerRevisionHashLabel]
+	c.expectations.Raise(key, pod.Name, expectations.UpdateTo(tkestack.ControllerRevisionHashLabel, revision))
 	_, err := c.updater.Apply(ctx, pod, u.Update)
 	metrics.CountAction("relabel-revision", err)
 	if err != nil {
@@ -407,7 +408,7 @@ func (c *Controller) updateInPlace(ctx context.Context, key string, tapp *tkesta
 			return c.updateFailed(tapp, pod, err)
 		}
 	}
-	c.expectations.Raise(key, pod.Name, expectations.UpdateTo(policy.TemplateHashLabel, u.Revision))
+	c.expectations.Raise(key, pod.Name, expectations.UpdateTo(tkestack.TemplateHashLabel, u.Revision))
 	_, err = c.updater.Apply(ctx, cur, u.Update)
 	metrics.CountAction("inplace-update", err)
 	if errors.Is(err, inplace.ErrResizeInfeasible) {
@@ -423,7 +424,7 @@ func (c *Controller) updateInPlace(ctx context.Context, key string, tapp *tkesta
 	switch {
 	case relabel:
 		c.recorder.Eventf(tapp, corev1.EventTypeNormal, ReasonRelabelled, "Pod %s runs template %q: gave it the current hash labels %s=%s, %s=%s without restarting it",
-			pod.Name, u.Template, policy.TemplateHashLabel, u.Labels[policy.TemplateHashLabel], policy.UniqHashLabel, u.Labels[policy.UniqHashLabel])
+			pod.Name, u.Template, tkestack.TemplateHashLabel, u.Labels[tkestack.TemplateHashLabel], tkestack.UniqHashLabel, u.Labels[tkestack.UniqHashLabel])
 	case len(u.Images) > 0 || len(u.Resources) > 0:
 		c.recorder.Eventf(tapp, corev1.EventTypeNormal, ReasonInPlaceUpdate, "Updating pod %s in place to template %q: %s", pod.Name, u.Template, describeChanges(u.Images, u.Resources))
 	default:

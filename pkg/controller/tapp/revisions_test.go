@@ -2,6 +2,7 @@ package tapp
 
 import (
 	"context"
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -9,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
-	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 )
 
 // showRevisions puts the ControllerRevisions the fake API holds into the informer cache.
@@ -60,7 +60,7 @@ func (h *harness) podImageAndRevision(name string) (string, string) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	return pod.Spec.Containers[0].Image, pod.Labels[policy.ControllerRevisionHashLabel]
+	return pod.Spec.Containers[0].Image, pod.Labels[tkestack.ControllerRevisionHashLabel]
 }
 
 // TestSyncRecordsRevisionsAndHoldsThePartition: the first sync records the templates as a ControllerRevision

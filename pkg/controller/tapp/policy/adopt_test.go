@@ -1,6 +1,8 @@
 package policy
 
 import (
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	"github.com/tapp-io/tapp-apiserver/pkg/tapppod"
 	"reflect"
 	"testing"
 
@@ -13,14 +15,14 @@ import (
 
 // originalPod returns the pod of id shaped as the original tkestack/tapp controller made it and as the
 // garbage collector leaves it once its CRD TApp was deleted with orphan propagation: no owner reference,
-// decimal fnv hash labels, no TemplateKeysAnnotation, the readiness gate.
+// decimal fnv hash labels, no tapppod.TemplateKeysAnnotation, the readiness gate.
 func originalPod(t *testing.T, tapp *tkestackv1.TApp, id string) *corev1.Pod {
 	t.Helper()
 	pod := mustPod(t, tapp, id)
 	pod.OwnerReferences = nil
-	pod.Labels[TemplateHashLabel] = "8571628173525391740"
-	pod.Labels[UniqHashLabel] = "1740216837251739174"
-	delete(pod.Annotations, TemplateKeysAnnotation)
+	pod.Labels[tkestack.TemplateHashLabel] = "8571628173525391740"
+	pod.Labels[tkestack.UniqHashLabel] = "1740216837251739174"
+	delete(pod.Annotations, tapppod.TemplateKeysAnnotation)
 	pod.GenerateName = tapp.Name + "-"
 	return pod
 }
@@ -87,7 +89,7 @@ func TestAdoptionAndRelease(t *testing.T) {
 			name: "orphan without the instance label is a conflict",
 			pods: func(t *testing.T, tapp *tkestackv1.TApp) []*corev1.Pod {
 				p := orphan(t, tapp, "1")
-				delete(p.Labels, InstanceIDLabel)
+				delete(p.Labels, tkestack.InstanceIDLabel)
 				return []*corev1.Pod{p}
 			},
 			creates:   []string{"0", "2"},
@@ -260,10 +262,10 @@ func TestRelabelledPodIsUpToDate(t *testing.T) {
 		t.Fatalf("relabels = %+v", plan.Relabels)
 	}
 	u := plan.Relabels[0]
-	if u.UID != pod.UID || u.Labels[TemplateHashLabel] != TemplateHash(&tapp.Spec.Template) || u.Labels[UniqHashLabel] != UniqHash(&tapp.Spec.Template) {
+	if u.UID != pod.UID || u.Labels[tkestack.TemplateHashLabel] != tapppod.TemplateHash(&tapp.Spec.Template) || u.Labels[tkestack.UniqHashLabel] != tapppod.UniqHash(&tapp.Spec.Template) {
 		t.Errorf("relabel = %+v", u)
 	}
-	if _, ok := u.Annotations[TemplateKeysAnnotation]; !ok {
+	if _, ok := u.Annotations[tapppod.TemplateKeysAnnotation]; !ok {
 		t.Errorf("relabel does not record the template keys: %v", u.Annotations)
 	}
 	for k, v := range u.Labels {
@@ -286,7 +288,7 @@ func TestOurStaleHashesAreNotJudgedByContent(t *testing.T) {
 	// happens to equal the template (someone edited the template back and forth).
 	tapp := newTApp(1)
 	pod := mustPod(t, tapp, "0")
-	pod.Labels[TemplateHashLabel] = "0000000000"
+	pod.Labels[tkestack.TemplateHashLabel] = "0000000000"
 	plan := ComputePlan(tapp, []*corev1.Pod{pod}, nil, testNow)
 	if len(plan.Relabels) != 0 || len(plan.InPlaceUpdates) != 1 {
 		t.Errorf("relabels %+v in place %+v", plan.Relabels, plan.InPlaceUpdates)

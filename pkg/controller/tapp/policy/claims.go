@@ -1,6 +1,7 @@
 package policy
 
 import (
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	"sort"
 	"strings"
 
@@ -51,7 +52,7 @@ func ClaimOwner(tapp *tkestackv1.TApp) ownership.Owner {
 	}
 	owner.Belongs = func(obj metav1.Object) bool {
 		_, wanted := names[obj.GetName()]
-		_, ours := obj.GetLabels()[InstanceIDLabel]
+		_, ours := obj.GetLabels()[tkestack.InstanceIDLabel]
 		return wanted && !ours
 	}
 	return owner
@@ -163,7 +164,7 @@ func PlanClaimRetention(tapp *tkestackv1.TApp, pods []*corev1.Pod, claims []*cor
 		if ref := metav1.GetControllerOfNoCopy(pod); ref == nil || ref.UID != tapp.UID {
 			continue
 		}
-		if id := pod.Labels[InstanceIDLabel]; pod.Name == PodName(tapp, id) {
+		if id := pod.Labels[tkestack.InstanceIDLabel]; pod.Name == PodName(tapp, id) {
 			podOf[id] = pod
 		}
 	}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	"reflect"
 	"regexp"
 	"sort"
@@ -22,7 +23,7 @@ var ourHash = regexp.MustCompile(`^[0-9a-f]{10}$`)
 // missing or is not of the form this controller writes. Such a pod (created by the original controller, or
 // adopted from someone else) is judged by its content (CompareToTemplate), not by its hashes.
 func ForeignHashes(pod *corev1.Pod) bool {
-	return !ourHash.MatchString(pod.Labels[TemplateHashLabel]) || !ourHash.MatchString(pod.Labels[UniqHashLabel])
+	return !ourHash.MatchString(pod.Labels[tkestack.TemplateHashLabel]) || !ourHash.MatchString(pod.Labels[tkestack.UniqHashLabel])
 }
 
 // Match is how a pod's spec relates to the spec its instance's template gives.

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	"strings"
 	"testing"
 
@@ -169,10 +170,10 @@ func TestForeignHashes(t *testing.T) {
 		pod := &corev1.Pod{}
 		pod.Labels = map[string]string{}
 		if tc.template != "" {
-			pod.Labels[TemplateHashLabel] = tc.template
+			pod.Labels[tkestack.TemplateHashLabel] = tc.template
 		}
 		if tc.uniq != "" {
-			pod.Labels[UniqHashLabel] = tc.uniq
+			pod.Labels[tkestack.UniqHashLabel] = tc.uniq
 		}
 		if got := ForeignHashes(pod); got != tc.foreign {
 			t.Errorf("ForeignHashes(%q, %q) = %v, want %v", tc.template, tc.uniq, got, tc.foreign)

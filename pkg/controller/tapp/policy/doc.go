@@ -13,7 +13,7 @@
 //
 // The entry points are:
 //   - TemplateNameFor / TemplateFor / RollingTemplateName: which template an instance runs;
-//   - TemplateHash / UniqHash: stable, JSON based template hashes written to the pod labels;
+//   - tapppod.TemplateHash / tapppod.UniqHash: stable, JSON based template hashes written to the pod labels;
 //   - NewPod / NewPVCs: the objects to create for an instance; Plan.NewPod builds the pods of a plan's
 //     Creates from the templates the plan resolved and hashed;
 //   - ComputePlan: the Plan of actions for one sync, including adoptions, releases, relabels and the

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	"github.com/tapp-io/tapp-apiserver/pkg/tapppod"
 	"reflect"
 	"sort"
 	"testing"
@@ -209,7 +211,7 @@ func heldUpdates(tapp *tkestackv1.TApp, pods []*corev1.Pod, plan *Plan) []string
 			continue
 		}
 		tmpl, err := TemplateFor(tapp, TemplateNameFor(tapp, id))
-		if err != nil || (pod.Labels[TemplateHashLabel] == TemplateHash(tmpl) && !ForeignHashes(pod)) {
+		if err != nil || (pod.Labels[tkestack.TemplateHashLabel] == tapppod.TemplateHash(tmpl) && !ForeignHashes(pod)) {
 			continue
 		}
 		held = append(held, id)

@@ -49,13 +49,13 @@ type Delete struct {
 //   - Revision is the template hash;
 //   - Images maps the name of each regular container whose image changes to its new image;
 //   - Labels are all the labels the template gives the pod (template labels, instance and hash labels);
-//   - RemoveLabels are the label keys the pod's previous template set (recorded in TemplateKeysAnnotation)
+//   - RemoveLabels are the label keys the pod's previous template set (recorded in tapppod.TemplateKeysAnnotation)
 //     that the new template no longer has, sorted;
-//   - Annotations are the template's annotations with the new TemplateKeysAnnotation, without
+//   - Annotations are the template's annotations with the new tapppod.TemplateKeysAnnotation, without
 //     tkestack.io/portmapping (the pod's value, if any, is kept; none is added) and without the engine's
 //     state annotation;
 //   - RemoveAnnotations: like RemoveLabels, for annotations (never tkestack.io/portmapping,
-//     TemplateKeysAnnotation nor the state annotation), sorted.
+//     tapppod.TemplateKeysAnnotation nor the state annotation), sorted.
 type InPlaceUpdate struct {
 	ID       string
 	PodName  string
@@ -137,7 +137,7 @@ type Plan struct {
 	Adoptions []Adoption
 	// Releases are pods to release, by name.
 	Releases []Release
-	// RevisionLabels are pods that run their target template but whose ControllerRevisionHashLabel names
+	// RevisionLabels are pods that run their target template but whose tkestack.ControllerRevisionHashLabel names
 	// another revision (another template of the set changed): a label-only patch, no restart, no budget.
 	RevisionLabels []InPlaceUpdate
 	// Gates are the writes of the tkestack.io/InPlaceUpdate readiness gate condition (pods/status) that the
@@ -206,7 +206,7 @@ func ComputePlan(tapp *tkestackv1.TApp, pods []*corev1.Pod, nodes NodeLookup, no
 //     templates (revisions.CurrentTemplates, else, when the current revision is unknown or lacks the
 //     instance's template, from the spec's); a held pod with foreign hash labels that runs its target
 //     template is still relabelled;
-//   - every pod built or updated gets ControllerRevisionHashLabel = the revision of its templates
+//   - every pod built or updated gets tkestack.ControllerRevisionHashLabel = the revision of its templates
 //     (revisions.Update for the spec's, revisions.Current for the current revision's), and a pod that runs
 //     one of them but carries another value is relabelled (RevisionLabels), without restart or budget;
 //   - deletions (scale-down, kills, migrations, strays, force deletions) are unchanged.
@@ -325,11 +325,11 @@ func (p *planner) instances(owned map[int]*corev1.Pod, strays []*corev1.Pod) ([]
 			candidates = append(candidates, candidate{n: n, pod: pod, template: t, recreateReason: reason})
 			continue
 		}
-		if pod.Labels[TemplateHashLabel] == t.hash {
+		if pod.Labels[tkestack.TemplateHashLabel] == t.hash {
 			p.revisionLabel(id, pod, t)
 			continue
 		}
-		inPlace := pod.Labels[UniqHashLabel] == t.uniq || t.resizable(pod)
+		inPlace := pod.Labels[tkestack.UniqHashLabel] == t.uniq || t.resizable(pod)
 		if ForeignHashes(pod) {
 			want := t.prepared.New(PodOwner(tapp), id)
 			match, _ := CompareToTemplate(&want.Spec, &pod.Spec)
@@ -368,12 +368,12 @@ func (p *planner) currentFor(id string) *templateInfo {
 // current revision's (apart from its revision label), a relabel if its hash labels are foreign and it
 // runs its target template (the current revision's, else t), and never an update.
 func (p *planner) held(id string, pod *corev1.Pod, t *templateInfo) {
-	if t.err == nil && pod.Labels[TemplateHashLabel] == t.hash {
+	if t.err == nil && pod.Labels[tkestack.TemplateHashLabel] == t.hash {
 		p.revisionLabel(id, pod, t)
 		return
 	}
 	target := p.currentFor(id)
-	if target != nil && pod.Labels[TemplateHashLabel] == target.hash {
+	if target != nil && pod.Labels[tkestack.TemplateHashLabel] == target.hash {
 		p.revisionLabel(id, pod, target)
 		return
 	}
@@ -391,13 +391,13 @@ func (p *planner) held(id string, pod *corev1.Pod, t *templateInfo) {
 	}
 }
 
-// revisionLabel relabels pod, which runs template t, when its ControllerRevisionHashLabel is not t's revision.
+// revisionLabel relabels pod, which runs template t, when its tkestack.ControllerRevisionHashLabel is not t's revision.
 func (p *planner) revisionLabel(id string, pod *corev1.Pod, t *templateInfo) {
-	if t.revision == "" || pod.Labels[ControllerRevisionHashLabel] == t.revision {
+	if t.revision == "" || pod.Labels[tkestack.ControllerRevisionHashLabel] == t.revision {
 		return
 	}
 	p.plan.RevisionLabels = append(p.plan.RevisionLabels, InPlaceUpdate{ID: id, PodName: pod.Name, UID: pod.UID, Template: t.name,
-		Update: inplace.Update{Revision: t.hash, Labels: map[string]string{ControllerRevisionHashLabel: t.revision}}})
+		Update: inplace.Update{Revision: t.hash, Labels: map[string]string{tkestack.ControllerRevisionHashLabel: t.revision}}})
 }
 
 // createTemplate returns the template the pod of instance ordinal n (id) is created from: the current
@@ -545,7 +545,7 @@ func sortDeletes(items []deleteItem) []Delete {
 func Owner(tapp *tkestackv1.TApp) ownership.Owner {
 	replicas := desiredReplicas(tapp)
 	return ownership.OwnerOf(tapp, tapp.Spec.Selector, func(obj metav1.Object) bool {
-		id := obj.GetLabels()[InstanceIDLabel]
+		id := obj.GetLabels()[tkestack.InstanceIDLabel]
 		n, ok := ParseID(id)
 		return ok && n < replicas && obj.GetName() == PodName(tapp, id) && !IsKilled(tapp, id)
 	})

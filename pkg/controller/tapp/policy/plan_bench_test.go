@@ -1,6 +1,7 @@
 package policy
 
 import (
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	"strconv"
 	"testing"
 
@@ -32,7 +33,7 @@ func BenchmarkComputePlan(b *testing.B) {
 			for i := 0; i < n; i++ {
 				pod := mustPod(b, tapp, strconv.Itoa(i))
 				if bc.foreign {
-					pod.Labels[TemplateHashLabel], pod.Labels[UniqHashLabel] = "1234567890123", "9876543210"
+					pod.Labels[tkestack.TemplateHashLabel], pod.Labels[tkestack.UniqHashLabel] = "1234567890123", "9876543210"
 				}
 				pods = append(pods, pod)
 			}

@@ -35,10 +35,10 @@ func FuzzComputePlan(f *testing.F) {
 	for i := 0; i < 4; i++ {
 		pods = append(pods, mustPod(f, tapp, strconv.Itoa(i)))
 	}
-	pods[0].Labels[TemplateHashLabel] = "123456789012345" // foreign hash
-	pods[2].Spec.Containers[0].Image = "nginx:0"          // out of date
-	pods[3].OwnerReferences = nil                         // an orphan of a killed instance
-	pods[1].OwnerReferences[0].UID = "someone-else"       // another controller's
+	pods[0].Labels[tkestack.TemplateHashLabel] = "123456789012345" // foreign hash
+	pods[2].Spec.Containers[0].Image = "nginx:0"                   // out of date
+	pods[3].OwnerReferences = nil                                  // an orphan of a killed instance
+	pods[1].OwnerReferences[0].UID = "someone-else"                // another controller's
 	podsJSON, err := json.Marshal(pods)
 	if err != nil {
 		f.Fatal(err)

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	"github.com/tapp-io/tapp-apiserver/pkg/tapppod"
 	"reflect"
 	"strconv"
 	"strings"
@@ -576,7 +578,7 @@ func TestOwnershipAndConflicts(t *testing.T) {
 	bad := mustPod(t, tapp, "0")
 	bad.Name = "app-zz"
 	bad.UID = "uid-zz"
-	bad.Labels[InstanceIDLabel] = "zz"
+	bad.Labels[tkestack.InstanceIDLabel] = "zz"
 	// Another TApp's pod in the same namespace carrying our label: ignored.
 	other := mustPod(t, tapp, "0")
 	other.Name = "other-0"
@@ -604,7 +606,7 @@ func TestOwnershipAndConflicts(t *testing.T) {
 
 	// A stray of ours holding the name of a wanted id: wait for it, no create and no conflict.
 	stray := mustPod(t, tapp, "1")
-	stray.Labels[InstanceIDLabel] = "01"
+	stray.Labels[tkestack.InstanceIDLabel] = "01"
 	plan = ComputePlan(tapp, []*corev1.Pod{stray}, nil, testNow)
 	expectPlan(t, plan, []string{"0", "2"}, []string{""}, nil, nil, nil)
 	if len(plan.Conflicts) != 0 {
@@ -647,9 +649,9 @@ func TestInPlaceMetadataTarget(t *testing.T) {
 		t.Errorf("template %q images %v", u.Template, u.Images)
 	}
 	wantLabels := map[string]string{
-		"app": "web", "version": "2", InstanceIDLabel: "0",
-		TemplateHashLabel: TemplateHash(&tapp.Spec.Template), UniqHashLabel: UniqHash(&tapp.Spec.Template),
-		ResizeHashLabel: ResizeHash(&tapp.Spec.Template),
+		"app": "web", "version": "2", tkestack.InstanceIDLabel: "0",
+		tkestack.TemplateHashLabel: tapppod.TemplateHash(&tapp.Spec.Template), tkestack.UniqHashLabel: tapppod.UniqHash(&tapp.Spec.Template),
+		tapppod.ResizeHashLabel: tapppod.ResizeHash(&tapp.Spec.Template),
 	}
 	if !reflect.DeepEqual(u.Labels, wantLabels) {
 		t.Errorf("labels = %v, want %v", u.Labels, wantLabels)
@@ -657,7 +659,7 @@ func TestInPlaceMetadataTarget(t *testing.T) {
 	if !reflect.DeepEqual(u.RemoveLabels, []string{"tier"}) {
 		t.Errorf("removeLabels = %v, want [tier]", u.RemoveLabels)
 	}
-	wantAnn := map[string]string{"keep": "1", TemplateKeysAnnotation: `{"labels":["app","version"],"annotations":["keep"]}`}
+	wantAnn := map[string]string{"keep": "1", tapppod.TemplateKeysAnnotation: `{"labels":["app","version"],"annotations":["keep"]}`}
 	if !reflect.DeepEqual(u.Annotations, wantAnn) {
 		t.Errorf("annotations = %v, want %v", u.Annotations, wantAnn)
 	}
@@ -690,8 +692,8 @@ func TestInPlaceFallsBackToRecreate(t *testing.T) {
 	tapp = newTApp(2)
 	legacy := []*corev1.Pod{mustPod(t, tapp, "0"), mustPod(t, tapp, "1")}
 	for _, p := range legacy {
-		p.Labels[TemplateHashLabel] = "1234567890123"
-		p.Labels[UniqHashLabel] = "9876543210"
+		p.Labels[tkestack.TemplateHashLabel] = "1234567890123"
+		p.Labels[tkestack.UniqHashLabel] = "9876543210"
 	}
 	plan := ComputePlan(tapp, legacy, nil, testNow)
 	expectPlan(t, plan, nil, nil, nil, nil, nil)

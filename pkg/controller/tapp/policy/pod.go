@@ -16,10 +16,6 @@ const (
 	// condition of that type to False while it updates a pod and back to True when the update is done.
 	InPlaceUpdateGate corev1.PodConditionType = tkestack.InPlaceUpdateReadinessGate
 
-	// TemplateKeysAnnotation records, on every pod, which label and annotation keys came from its template
-	// (see tapppod.TemplateKeysAnnotation).
-	TemplateKeysAnnotation = tapppod.TemplateKeysAnnotation
-
 	// PortMappingAnnotation (Galaxy network plugin) keeps its current pod value through in-place updates.
 	PortMappingAnnotation = "tkestack.io/portmapping"
 )
@@ -41,7 +37,7 @@ func ParseID(id string) (int, bool) {
 
 // InstanceID returns the value of the instance label of a pod.
 func InstanceID(pod *corev1.Pod) (string, bool) {
-	id, ok := pod.Labels[InstanceIDLabel]
+	id, ok := pod.Labels[tkestack.InstanceIDLabel]
 	return id, ok
 }
 
@@ -62,7 +58,7 @@ func PodLabels(t *corev1.PodTemplateSpec, id string) map[string]string {
 	return tapppod.Labels(t, id)
 }
 
-// recordedTemplateKeys reads TemplateKeysAnnotation from a pod; pods without it have no recorded keys.
+// recordedTemplateKeys reads tapppod.TemplateKeysAnnotation from a pod; pods without it have no recorded keys.
 func recordedTemplateKeys(pod *corev1.Pod) tapppod.TemplateKeys {
 	return tapppod.RecordedTemplateKeys(pod)
 }
@@ -100,7 +96,7 @@ func (p *Plan) NewPod(id string) (*corev1.Pod, error) {
 	}
 	pod := t.prepared.New(PodOwner(p.tapp), id)
 	if t.revision != "" {
-		pod.Labels[ControllerRevisionHashLabel] = t.revision
+		pod.Labels[tkestack.ControllerRevisionHashLabel] = t.revision
 	}
 	return pod, nil
 }
@@ -126,7 +122,7 @@ func NewPVCs(tapp *tkestackv1.TApp, id string) []*corev1.PersistentVolumeClaim {
 				labels[k] = v
 			}
 		}
-		labels[InstanceIDLabel] = id
+		labels[tkestack.InstanceIDLabel] = id
 		claims = append(claims, &corev1.PersistentVolumeClaim{
 			ObjectMeta: metav1.ObjectMeta{
 				Name:        PVCName(tmpl.Name, tapp, id),

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	"github.com/tapp-io/tapp-apiserver/pkg/tapppod"
 	"reflect"
 	"testing"
 	"time"
@@ -76,7 +78,7 @@ func TestInstanceIDName(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if pod.Name != "app-"+id || pod.Namespace != "ns" || pod.Labels[InstanceIDLabel] != id {
+		if pod.Name != "app-"+id || pod.Namespace != "ns" || pod.Labels[tkestack.InstanceIDLabel] != id {
 			t.Fatalf("pod %s/%s labels %v", pod.Namespace, pod.Name, pod.Labels)
 		}
 	}
@@ -104,16 +106,16 @@ func TestNewPod(t *testing.T) {
 		t.Fatalf("name %s/%s", pod.Namespace, pod.Name)
 	}
 	wantLabels := map[string]string{
-		"app":             "web",
-		InstanceIDLabel:   "2",
-		TemplateHashLabel: TemplateHash(&tapp.Spec.Template),
-		UniqHashLabel:     UniqHash(&tapp.Spec.Template),
-		ResizeHashLabel:   ResizeHash(&tapp.Spec.Template),
+		"app":                      "web",
+		tkestack.InstanceIDLabel:   "2",
+		tkestack.TemplateHashLabel: tapppod.TemplateHash(&tapp.Spec.Template),
+		tkestack.UniqHashLabel:     tapppod.UniqHash(&tapp.Spec.Template),
+		tapppod.ResizeHashLabel:    tapppod.ResizeHash(&tapp.Spec.Template),
 	}
 	if !reflect.DeepEqual(pod.Labels, wantLabels) {
 		t.Errorf("labels = %v, want %v", pod.Labels, wantLabels)
 	}
-	wantAnn := map[string]string{"note": "x", TemplateKeysAnnotation: `{"labels":["app"],"annotations":["note"]}`}
+	wantAnn := map[string]string{"note": "x", tapppod.TemplateKeysAnnotation: `{"labels":["app"],"annotations":["note"]}`}
 	if !reflect.DeepEqual(pod.Annotations, wantAnn) {
 		t.Errorf("annotations = %v, want %v", pod.Annotations, wantAnn)
 	}
@@ -191,7 +193,7 @@ func TestNewPVCs(t *testing.T) {
 	if c.Name != "www-app-1" || c.Namespace != "ns" || c.ResourceVersion != "" {
 		t.Errorf("claim %s/%s rv %q", c.Namespace, c.Name, c.ResourceVersion)
 	}
-	wantLabels := map[string]string{"disk": "ssd", "app": "web", "tier": "db", InstanceIDLabel: "1"}
+	wantLabels := map[string]string{"disk": "ssd", "app": "web", "tier": "db", tkestack.InstanceIDLabel: "1"}
 	if !reflect.DeepEqual(c.Labels, wantLabels) {
 		t.Errorf("labels = %v, want %v", c.Labels, wantLabels)
 	}

@@ -7,18 +7,11 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/tapppod"
 )
 
-// ResizeHashLabel is tapppod.ResizeHashLabel: the label holding ResizeHash of the template a pod runs.
-const ResizeHashLabel = tapppod.ResizeHashLabel
-
-// ResizeHash is tapppod.ResizeHash: the hash of the template without container images and resources, with
-// its QoS class. A pod whose template changes but keeps its ResizeHash is resized in place.
-func ResizeHash(t *corev1.PodTemplateSpec) string { return tapppod.ResizeHash(t) }
-
 // resizable reports whether pod, which carries our hash labels, differs from the template only in the images
 // and resources of regular containers and metadata, with the same QoS class (tapppod.ResizeHash): the
 // change is applied in place, resizing the pod. A pod without the resize hash label is not resizable.
 func (info *templateInfo) resizable(pod *corev1.Pod) bool {
-	have := pod.Labels[ResizeHashLabel]
+	have := pod.Labels[tapppod.ResizeHashLabel]
 	return have != "" && have == info.resize && !ForeignHashes(pod)
 }
 

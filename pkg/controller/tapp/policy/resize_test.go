@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/tapp-io/tapp-apiserver/pkg/tapppod"
 	"testing"
 	"time"
 
@@ -54,7 +55,7 @@ func TestResizeDiff(t *testing.T) {
 			tapp.Spec.Template.Spec.Containers[0].Resources = burstable
 			pod := mustPod(t, tapp, "0")
 			if tc.oldPod {
-				delete(pod.Labels, ResizeHashLabel)
+				delete(pod.Labels, tapppod.ResizeHashLabel)
 			}
 			tc.change(&tapp.Spec.Template)
 			plan := ComputePlan(tapp, []*corev1.Pod{pod}, nil, testNow)
@@ -73,8 +74,8 @@ func TestResizeDiff(t *testing.T) {
 			if len(u.Resources) != len(tc.resources) || (len(tc.resources) > 0 && !equality.Semantic.DeepEqual(u.Resources, tc.resources)) {
 				t.Errorf("resources = %v, want %v", u.Resources, tc.resources)
 			}
-			if u.Labels[ResizeHashLabel] != ResizeHash(&tapp.Spec.Template) {
-				t.Errorf("resize hash label = %q", u.Labels[ResizeHashLabel])
+			if u.Labels[tapppod.ResizeHashLabel] != tapppod.ResizeHash(&tapp.Spec.Template) {
+				t.Errorf("resize hash label = %q", u.Labels[tapppod.ResizeHashLabel])
 			}
 		})
 	}

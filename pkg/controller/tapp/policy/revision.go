@@ -12,10 +12,6 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/stablehash"
 )
 
-// ControllerRevisionHashLabel on a pod is the name of the ControllerRevision its template comes from, as on
-// a StatefulSet's pods. The pods keep the original's hash labels as well.
-const ControllerRevisionHashLabel = tkestack.ControllerRevisionHashLabel
-
 // RevisionTemplates is the content of a TApp's ControllerRevision: the set of templates it ran.
 type RevisionTemplates struct {
 	Template     corev1.PodTemplateSpec            `json:"template"`
@@ -55,7 +51,7 @@ func RevisionHash(tapp *tkestackv1.TApp) string {
 }
 
 // RevisionName is the name of the ControllerRevision of tapp's templates, <tapp>-<RevisionHash>, which is
-// also the pods' ControllerRevisionHashLabel value and status.updateRevision. It is a valid label value:
+// also the pods' tkestack.ControllerRevisionHashLabel value and status.updateRevision. It is a valid label value:
 // a TApp name too long for that is cut and the suffix becomes a hash of the full name and the revision.
 func RevisionName(tapp *tkestackv1.TApp) string {
 	return history.Name(tapp.Name, RevisionHash(tapp), func(name string, n int) string { return name[:n] })
@@ -90,12 +86,12 @@ func HoldsInstance(tapp *tkestackv1.TApp, n int) bool {
 	return tapp.Spec.UpdateStrategy.Paused || n < int(tapp.Spec.UpdateStrategy.Partition)
 }
 
-// RevisionsInUse returns the values of ControllerRevisionHashLabel on pods: the revisions that
+// RevisionsInUse returns the values of tkestack.ControllerRevisionHashLabel on pods: the revisions that
 // history pruning keeps.
 func RevisionsInUse(pods []*corev1.Pod) map[string]bool {
 	out := map[string]bool{}
 	for _, pod := range pods {
-		if v := pod.Labels[ControllerRevisionHashLabel]; v != "" {
+		if v := pod.Labels[tkestack.ControllerRevisionHashLabel]; v != "" {
 			out[v] = true
 		}
 	}

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	"github.com/tapp-io/tapp-apiserver/pkg/tapppod"
 	"reflect"
 	"strings"
 	"testing"
@@ -29,7 +31,7 @@ func rollout(t *testing.T, replicas int32, onOther ...string) (*tkestackv1.TApp,
 	var pods []*corev1.Pod
 	for n := 0; n < int(replicas); n++ {
 		pod := mustPod(t, old, idString(n))
-		pod.Labels[ControllerRevisionHashLabel] = "app-old"
+		pod.Labels[tkestack.ControllerRevisionHashLabel] = "app-old"
 		pods = append(pods, pod)
 	}
 	tapp := old.DeepCopy()
@@ -43,7 +45,7 @@ func rollout(t *testing.T, replicas int32, onOther ...string) (*tkestackv1.TApp,
 func without(pods []*corev1.Pod, ids ...string) []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, pod := range pods {
-		if !strings.Contains(","+strings.Join(ids, ",")+",", ","+pod.Labels[InstanceIDLabel]+",") {
+		if !strings.Contains(","+strings.Join(ids, ",")+",", ","+pod.Labels[tkestack.InstanceIDLabel]+",") {
 			out = append(out, pod)
 		}
 	}
@@ -141,8 +143,8 @@ func TestPauseAndPartition(t *testing.T) {
 				t.Errorf("errors %v, revision labels %v", plan.Errors, plan.RevisionLabels)
 			}
 			for _, u := range plan.InPlaceUpdates {
-				if u.Labels[ControllerRevisionHashLabel] != "app-new" {
-					t.Errorf("in-place update of %s sets revision %q, want app-new", u.ID, u.Labels[ControllerRevisionHashLabel])
+				if u.Labels[tkestack.ControllerRevisionHashLabel] != "app-new" {
+					t.Errorf("in-place update of %s sets revision %q, want app-new", u.ID, u.Labels[tkestack.ControllerRevisionHashLabel])
 				}
 			}
 			for id, want := range tc.created {
@@ -150,7 +152,7 @@ func TestPauseAndPartition(t *testing.T) {
 				if err != nil {
 					t.Fatalf("NewPod(%s): %v", id, err)
 				}
-				if got := pod.Spec.Containers[0].Image + " " + pod.Labels[ControllerRevisionHashLabel]; got != want {
+				if got := pod.Spec.Containers[0].Image + " " + pod.Labels[tkestack.ControllerRevisionHashLabel]; got != want {
 					t.Errorf("pod %s: %q, want %q", id, got, want)
 				}
 			}
@@ -168,8 +170,8 @@ func TestPausedRollStopsAndResumes(t *testing.T) {
 	expectPlan(t, plan, nil, nil, nil, []string{"0"}, nil)
 	tapp.Spec.UpdateStrategy.Paused = true
 	pods[0].Spec.Containers[0].Image = "nginx:2"
-	pods[0].Labels[TemplateHashLabel] = plan.InPlaceUpdates[0].Revision
-	pods[0].Labels[ControllerRevisionHashLabel] = "app-new"
+	pods[0].Labels[tkestack.TemplateHashLabel] = plan.InPlaceUpdates[0].Revision
+	pods[0].Labels[tkestack.ControllerRevisionHashLabel] = "app-new"
 	plan = ComputePlanWithRevisions(tapp, revs, pods, nil, testNow)
 	expectPlan(t, plan, nil, nil, nil, nil, nil)
 	if plan.Status.UpdatedReplicas != 1 || RolloutComplete(tapp, plan.Status) {
@@ -185,9 +187,9 @@ func TestRevisionLabels(t *testing.T) {
 	// Pod 0 already runs the new template but carries the old revision; pod 1 (held by the partition)
 	// runs the old template with a stale revision label; pod 2 has the right label.
 	newPod := mustPod(t, tapp, "0")
-	newPod.Labels[ControllerRevisionHashLabel] = "app-old"
+	newPod.Labels[tkestack.ControllerRevisionHashLabel] = "app-old"
 	pods[0] = newPod
-	pods[1].Labels[ControllerRevisionHashLabel] = "app-older"
+	pods[1].Labels[tkestack.ControllerRevisionHashLabel] = "app-older"
 	tapp.Spec.UpdateStrategy.Partition = 2
 	plan := ComputePlanWithRevisions(tapp, revs, pods, nil, testNow)
 	var got []string
@@ -195,7 +197,7 @@ func TestRevisionLabels(t *testing.T) {
 		if len(u.Images) != 0 || len(u.Labels) != 1 {
 			t.Errorf("revision relabel of %s is not label-only: %+v", u.ID, u.Update)
 		}
-		got = append(got, u.ID+"="+u.Labels[ControllerRevisionHashLabel])
+		got = append(got, u.ID+"="+u.Labels[tkestack.ControllerRevisionHashLabel])
 	}
 	if want := []string{"0=app-new", "1=app-old"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("revision labels = %v, want %v", got, want)
@@ -243,7 +245,7 @@ func TestRevisionNameAndData(t *testing.T) {
 	}
 	rebuilt := b.DeepCopy()
 	rebuilt.Spec.Template, rebuilt.Spec.TemplatePool = back.Template, back.TemplatePool
-	if RevisionName(rebuilt) != RevisionName(b) || TemplateHash(&back.Template) != TemplateHash(&b.Spec.Template) {
+	if RevisionName(rebuilt) != RevisionName(b) || tapppod.TemplateHash(&back.Template) != tapppod.TemplateHash(&b.Spec.Template) {
 		t.Errorf("decoded templates hash differently")
 	}
 }

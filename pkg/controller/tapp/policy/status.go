@@ -237,7 +237,7 @@ func computeStatus(tapp *tkestackv1.TApp, owned map[int]*corev1.Pod, templates *
 			if ok, _ := AvailableAt(pod, tapp.Spec.MinReadySeconds, now); ok {
 				st.AvailableReplicas++
 			}
-			if t := templates.forID(id); t.err == nil && pod.Labels[TemplateHashLabel] == t.hash {
+			if t := templates.forID(id); t.err == nil && pod.Labels[tkestack.TemplateHashLabel] == t.hash {
 				st.UpdatedReplicas++
 				if ready {
 					st.UpdatedReadyReplicas++

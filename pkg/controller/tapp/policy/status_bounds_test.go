@@ -1,6 +1,7 @@
 package policy
 
 import (
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	"math/rand"
 	"strconv"
 	"testing"
@@ -50,7 +51,7 @@ func TestStatusCountsWithinBounds(t *testing.T) {
 				pod.DeletionTimestamp = &now
 			}
 			if rng.Intn(3) == 0 {
-				pod.Labels[TemplateHashLabel] = "stale"
+				pod.Labels[tkestack.TemplateHashLabel] = "stale"
 			}
 			owned[id] = pod
 		}

@@ -9,10 +9,6 @@ import (
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 )
 
-// DefaultTemplateName is the template name that refers to spec.template. It always means spec.template,
-// even if the pool has an entry of that name (validation reserves the name).
-const DefaultTemplateName = tkestack.DefaultTemplateName
-
 // TemplateNameFor returns the name of the template instance id runs: spec.templates[id] when set, else
 // spec.defaultTemplateName, else "default" (spec.template).
 func TemplateNameFor(tapp *tkestackv1.TApp, id string) string {
@@ -22,7 +18,7 @@ func TemplateNameFor(tapp *tkestackv1.TApp, id string) string {
 	if tapp.Spec.DefaultTemplateName != "" {
 		return tapp.Spec.DefaultTemplateName
 	}
-	return DefaultTemplateName
+	return tkestack.DefaultTemplateName
 }
 
 // RollingTemplateName returns the template that rolls within updateStrategy.maxUnavailable:
@@ -35,13 +31,13 @@ func RollingTemplateName(tapp *tkestackv1.TApp) string {
 	if tapp.Spec.DefaultTemplateName != "" {
 		return tapp.Spec.DefaultTemplateName
 	}
-	return DefaultTemplateName
+	return tkestack.DefaultTemplateName
 }
 
 // TemplateFor returns a deep copy of the template called name: spec.template for "default", else the
 // templatePool entry. The caller may modify the result.
 func TemplateFor(tapp *tkestackv1.TApp, name string) (*corev1.PodTemplateSpec, error) {
-	if name == DefaultTemplateName {
+	if name == tkestack.DefaultTemplateName {
 		return tapp.Spec.Template.DeepCopy(), nil
 	}
 	t, ok := tapp.Spec.TemplatePool[name]

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	"sort"
 	"sync"
 
@@ -22,9 +23,9 @@ type templateInfo struct {
 	err      error                   // the template does not exist
 	// prepared builds the template's pods with the hashes and keys computed once (tapppod.Prepare).
 	prepared *tapppod.Template
-	hash     string // TemplateHash
-	uniq     string // UniqHash
-	resize   string // ResizeHash
+	hash     string // tapppod.TemplateHash
+	uniq     string // tapppod.UniqHash
+	resize   string // tapppod.ResizeHash
 	// labels are the labels of the template's pods (PodLabels) without the instance label.
 	labels map[string]string
 	// annotations are the annotations an in-place update sets (see InPlaceUpdate).
@@ -63,7 +64,7 @@ func (c *templateCache) forID(id string) *templateInfo {
 	info.template = t
 	info.prepared = tapppod.Prepare(t)
 	info.labels = info.prepared.Labels("")
-	delete(info.labels, InstanceIDLabel)
+	delete(info.labels, tkestack.InstanceIDLabel)
 	info.hash, info.uniq, info.resize = info.prepared.TemplateHash, info.prepared.UniqHash, info.prepared.ResizeHash
 	info.annotations = make(map[string]string, len(t.Annotations)+1)
 	for k, v := range t.Annotations {
@@ -71,7 +72,7 @@ func (c *templateCache) forID(id string) *templateInfo {
 			info.annotations[k] = v
 		}
 	}
-	info.annotations[TemplateKeysAnnotation] = info.prepared.Keys
+	info.annotations[tapppod.TemplateKeysAnnotation] = info.prepared.Keys
 	return info
 }
 
@@ -83,7 +84,7 @@ func (c *templateCache) newPod(id string) (*corev1.Pod, error) {
 	}
 	pod := t.prepared.New(PodOwner(c.tapp), id)
 	if t.revision != "" {
-		pod.Labels[ControllerRevisionHashLabel] = t.revision
+		pod.Labels[tkestack.ControllerRevisionHashLabel] = t.revision
 	}
 	return pod, nil
 }
@@ -96,7 +97,7 @@ func (c *templateCache) newPod(id string) (*corev1.Pod, error) {
 func (info *templateInfo) inPlaceUpdate(id string, pod *corev1.Pod) (InPlaceUpdate, bool) {
 	images := map[string]string{}
 	var resources map[string]corev1.ResourceRequirements
-	resize := pod.Labels[UniqHashLabel] != info.uniq && info.resizable(pod)
+	resize := pod.Labels[tkestack.UniqHashLabel] != info.uniq && info.resizable(pod)
 	for _, want := range info.template.Spec.Containers {
 		have := findContainer(pod.Spec.Containers, want.Name)
 		if have == nil {
@@ -116,9 +117,9 @@ func (info *templateInfo) inPlaceUpdate(id string, pod *corev1.Pod) (InPlaceUpda
 	for k, v := range info.labels {
 		labels[k] = v
 	}
-	labels[InstanceIDLabel] = id
+	labels[tkestack.InstanceIDLabel] = id
 	if info.revision != "" {
-		labels[ControllerRevisionHashLabel] = info.revision
+		labels[tkestack.ControllerRevisionHashLabel] = info.revision
 	}
 	recorded := recordedTemplateKeys(pod)
 	var removeLabels, removeAnnotations []string
@@ -128,7 +129,7 @@ func (info *templateInfo) inPlaceUpdate(id string, pod *corev1.Pod) (InPlaceUpda
 		}
 	}
 	for _, k := range recorded.Annotations {
-		if _, keep := info.template.Annotations[k]; !keep && k != PortMappingAnnotation && k != TemplateKeysAnnotation && k != inplace.StateAnnotation {
+		if _, keep := info.template.Annotations[k]; !keep && k != PortMappingAnnotation && k != tapppod.TemplateKeysAnnotation && k != inplace.StateAnnotation {
 			removeAnnotations = append(removeAnnotations, k)
 		}
 	}

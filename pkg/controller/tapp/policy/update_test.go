@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/tapp-io/tapp-apiserver/pkg/tapppod"
 	"reflect"
 	"testing"
 	"time"
@@ -50,7 +51,7 @@ func TestInPlaceUpdateMovesPodToNewTemplate(t *testing.T) {
 	if _, ok := updated.Annotations["drop"]; ok {
 		t.Errorf("annotation removed from the template is still on the pod")
 	}
-	if updated.Annotations["keep"] != "1" || updated.Annotations[TemplateKeysAnnotation] != want.Annotations[TemplateKeysAnnotation] {
+	if updated.Annotations["keep"] != "1" || updated.Annotations[tapppod.TemplateKeysAnnotation] != want.Annotations[tapppod.TemplateKeysAnnotation] {
 		t.Errorf("annotations = %v", updated.Annotations)
 	}
 	if !inplace.InProgress(updated) {
