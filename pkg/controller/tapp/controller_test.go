@@ -204,6 +204,9 @@ func testTApp(replicas int32) *tkestackv1.TApp {
 			UpdateStrategy: tkestackv1.TAppUpdateStrategy{Template: "default", MaxUnavailable: &one,
 				ForceUpdate: tkestackv1.ForceUpdateStrategy{MaxUnavailable: &all}},
 		},
+		// The API server renders spec.selector here at every write (registry/tkestack/tapp); the controller
+		// carries it over.
+		Status: tkestackv1.TAppStatus{ScaleLabelSelector: "app=web"},
 	}
 }
 

@@ -41,12 +41,7 @@ func desiredStatus(tapp *tkestackv1.TApp, s policy.Status, revisions policy.Revi
 		}
 		status.CollisionCount = collisionCount
 	}
-	status.ScaleLabelSelector = ""
-	if tapp.Spec.Selector != nil {
-		if sel, err := metav1.LabelSelectorAsSelector(tapp.Spec.Selector); err == nil {
-			status.ScaleLabelSelector = sel.String()
-		}
-	}
+	// status.scaleLabelSelector is the API server's: its strategy renders spec.selector at every write.
 
 	wanted := int32(0)
 	for n := int32(0); n < tapp.Spec.Replicas; n++ {
