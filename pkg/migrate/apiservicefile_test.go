@@ -361,3 +361,49 @@ func TestRegistrationTimeoutReportsTheRealError(t *testing.T) {
 		t.Errorf("only %d creates: the rate limiter's error never came", creates.Load())
 	}
 }
+
+// TestRestoresV1beta1HostNetworkPoolsWithTheAnnotation: a v1beta1 NodePool as OpenYurt stores it, with
+// spec.hostNetwork and the annotation "true", is created with the field alone (which the server accepts);
+// every other combination is created as stored, for the checks to judge.
+func TestRestoresV1beta1HostNetworkPoolsWithTheAnnotation(t *testing.T) {
+	pool := func(version, annotation string, hostNetwork bool) *Entry {
+		u := &unstructured.Unstructured{Object: map[string]interface{}{
+			"apiVersion": "apps.openyurt.io/" + version, "kind": "NodePool",
+			"metadata": map[string]interface{}{"name": "hz", "annotations": map[string]interface{}{"note": "x"}},
+			"spec":     map[string]interface{}{"type": "Edge"},
+		}}
+		if annotation != "" {
+			_ = unstructured.SetNestedField(u.Object, annotation, "metadata", "annotations", "nodepool.openyurt.io/hostnetwork")
+		}
+		if hostNetwork {
+			_ = unstructured.SetNestedField(u.Object, true, "spec", "hostNetwork")
+		}
+		return &Entry{Object: u}
+	}
+	for _, tc := range []struct {
+		entry *Entry
+		want  string // the annotation created, "" for none
+	}{
+		{pool("v1beta1", "true", true), ""},
+		{pool("v1beta1", "TRUE", true), "TRUE"},
+		{pool("v1beta1", "true", false), "true"},
+		{pool("v1alpha1", "true", false), "true"},
+		{pool("v1beta1", "false", false), "false"},
+	} {
+		out := restoreObject(tc.entry)
+		got := out.GetAnnotations()["nodepool.openyurt.io/hostnetwork"]
+		if got != tc.want || out.GetAnnotations()["note"] != "x" {
+			t.Errorf("%s: annotations %v, want the hostnetwork annotation %q", tc.entry.Object.Object, out.GetAnnotations(), tc.want)
+		}
+		if _, ok := tc.entry.Object.GetAnnotations()["nodepool.openyurt.io/hostnetwork"]; !ok {
+			t.Errorf("restoreObject changed the backed-up object")
+		}
+		errs, err := validateForCreate(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if valid := len(errs) == 0; valid != (tc.want != "true" || tc.entry.Object.GroupVersionKind().Version == "v1alpha1") {
+			t.Errorf("%v: validation %v", out.Object, errs)
+		}
+	}
+}

@@ -33,6 +33,16 @@ func restoreObject(e *Entry) *unstructured.Unstructured {
 	annotations := src.GetAnnotations()
 	delete(annotations, lastApplied)
 	delete(annotations, dependentsAnnotation)
+	// OpenYurt's conversions leave the hostnetwork annotation "true" on a v1beta1 NodePool beside
+	// spec.hostNetwork: true. tapp-apiserver refuses the pair (its v1alpha1 storage could not return the
+	// annotation beside the field), and the field says all of it: the annotation is left out, and reads
+	// through v1alpha1 still show it.
+	if src.GetKind() == "NodePool" && src.GroupVersionKind().Version != "v1alpha1" {
+		if hostNetwork, _, _ := unstructured.NestedBool(src.Object, "spec", "hostNetwork"); hostNetwork &&
+			annotations[openyurt.NodePoolHostNetworkAnnotation] == openyurt.HostNetworkAnnotationTrue {
+			delete(annotations, openyurt.NodePoolHostNetworkAnnotation)
+		}
+	}
 	if len(annotations) > 0 {
 		out.SetAnnotations(annotations)
 	}

@@ -18,12 +18,18 @@ const (
 	PoolNameLabel = "apps.openyurt.io/pool-name"
 	// RevisionHashLabel on a child workload and its pods names the ControllerRevision it was rendered from.
 	RevisionHashLabel = "apps.openyurt.io/controller-revision-hash"
+	// NodePoolAppliedAnnotation on a node records, as JSON, what the NodePool controller applied to it from
+	// its pool, so that keys later removed from the pool are removed from the node.
+	NodePoolAppliedAnnotation = "nodepool.openyurt.io/previous-attributes"
 	// NodePoolTypeLabel on a NodePool carries its type in lower case, so pools can be selected by type.
 	NodePoolTypeLabel = "nodepool.openyurt.io/type"
 	// MaxYurtAppDaemonNameLength keeps "<name>-<revision hash>" a valid label value.
 	MaxYurtAppDaemonNameLength = 52
 	// NodePoolHostNetworkAnnotation on a NodePool is how versions without spec.hostNetwork carry it: "true"
-	// (any case) means hostNetwork. It never appears on internal objects; conversion moves it into the field.
+	// (any case) means hostNetwork, "false" (any case) means none. Conversion from v1alpha1 moves the exact
+	// value "true" into the field; any other value stays on the internal object as written, so that it is
+	// stored and returned unchanged, and validation refuses values that are neither and values that
+	// contradict the field (see hostnetwork.go).
 	NodePoolHostNetworkAnnotation = "nodepool.openyurt.io/hostnetwork"
 )
 

@@ -153,16 +153,33 @@ func TestNodePoolAlphaToBeta(t *testing.T) {
 		{"annotation true", alphaPool(withAnnotation("true", nil)),
 			betaPool(func(p *v1beta1.NodePool) { p.Spec.HostNetwork = true }),
 			alphaPool(withAnnotation("true", nil))},
-		{"annotation True in any case, written back as true", alphaPool(withAnnotation("TRUE", map[string]string{"note": "x"})),
+		{"annotation TRUE in another case is kept as written", alphaPool(withAnnotation("TRUE", map[string]string{"note": "x"})),
 			betaPool(func(p *v1beta1.NodePool) {
 				p.Spec.HostNetwork = true
-				p.Annotations = map[string]string{"note": "x"}
+				p.Annotations = map[string]string{"note": "x", openyurt.NodePoolHostNetworkAnnotation: "TRUE"}
 			}),
-			alphaPool(withAnnotation("true", map[string]string{"note": "x"}))},
-		{"annotation false means no host network", alphaPool(withAnnotation("false", map[string]string{"note": "x"})),
-			betaPool(func(p *v1beta1.NodePool) { p.Annotations = map[string]string{"note": "x"} }),
-			alphaPool(func(p *v1alpha1.NodePool) { p.Annotations = map[string]string{"note": "x"} })},
-		{"annotation empty means no host network", alphaPool(withAnnotation("", nil)), betaPool(nil), alphaPool(nil)},
+			alphaPool(withAnnotation("TRUE", map[string]string{"note": "x"}))},
+		{"annotation false means no host network and is kept as written", alphaPool(withAnnotation("false", map[string]string{"note": "x"})),
+			betaPool(func(p *v1beta1.NodePool) {
+				p.Annotations = map[string]string{"note": "x", openyurt.NodePoolHostNetworkAnnotation: "false"}
+			}),
+			alphaPool(withAnnotation("false", map[string]string{"note": "x"}))},
+		// Values that are neither true nor false are kept, never reinterpreted, so that validation refuses them.
+		{"annotation empty is kept for validation", alphaPool(withAnnotation("", nil)),
+			betaPool(func(p *v1beta1.NodePool) {
+				p.Annotations = map[string]string{openyurt.NodePoolHostNetworkAnnotation: ""}
+			}),
+			alphaPool(withAnnotation("", nil))},
+		{"annotation 1 is kept for validation", alphaPool(withAnnotation("1", nil)),
+			betaPool(func(p *v1beta1.NodePool) {
+				p.Annotations = map[string]string{openyurt.NodePoolHostNetworkAnnotation: "1"}
+			}),
+			alphaPool(withAnnotation("1", nil))},
+		{"annotation with a space is kept for validation", alphaPool(withAnnotation(" true", nil)),
+			betaPool(func(p *v1beta1.NodePool) {
+				p.Annotations = map[string]string{openyurt.NodePoolHostNetworkAnnotation: " true"}
+			}),
+			alphaPool(withAnnotation(" true", nil))},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -185,25 +202,28 @@ func TestNodePoolAlphaToBeta(t *testing.T) {
 	}
 }
 
-// TestNodePoolBetaHostNetworkAnnotation: OpenYurt honours the hostnetwork annotation on v1beta1 objects
-// too, so a v1beta1 manifest that carries it gets spec.hostNetwork; the annotation is not kept beside it.
+// TestNodePoolBetaHostNetworkAnnotation: on a v1beta1 object the hostnetwork annotation never sets the
+// field; both are kept as written, and validation refuses an annotation that contradicts or repeats it.
 func TestNodePoolBetaHostNetworkAnnotation(t *testing.T) {
-	scheme := newScheme(t)
-	in := betaPool(func(p *v1beta1.NodePool) {
-		p.Annotations = map[string]string{openyurt.NodePoolHostNetworkAnnotation: "True", "note": "x"}
-	})
-	internal := &openyurt.NodePool{}
-	if err := scheme.Convert(in, internal, nil); err != nil {
-		t.Fatal(err)
-	}
-	if !internal.Spec.HostNetwork {
-		t.Errorf("spec.hostNetwork = false, want true")
-	}
-	if want := map[string]string{"note": "x"}; !apiequality.Semantic.DeepEqual(internal.Annotations, want) {
-		t.Errorf("annotations = %v, want %v", internal.Annotations, want)
-	}
-	if _, ok := in.Annotations[openyurt.NodePoolHostNetworkAnnotation]; !ok {
-		t.Errorf("conversion modified its input: %v", in.Annotations)
+	for _, tc := range []struct {
+		value       string
+		hostNetwork bool
+	}{{"True", false}, {"true", false}, {"true", true}, {"false", true}, {"false", false}, {"1", false}} {
+		scheme := newScheme(t)
+		in := betaPool(func(p *v1beta1.NodePool) {
+			p.Spec.HostNetwork = tc.hostNetwork
+			p.Annotations = map[string]string{openyurt.NodePoolHostNetworkAnnotation: tc.value, "note": "x"}
+		})
+		internal := &openyurt.NodePool{}
+		if err := scheme.Convert(in, internal, nil); err != nil {
+			t.Fatal(err)
+		}
+		if internal.Spec.HostNetwork != tc.hostNetwork {
+			t.Errorf("%q beside hostNetwork %t: spec.hostNetwork = %t", tc.value, tc.hostNetwork, internal.Spec.HostNetwork)
+		}
+		if want := map[string]string{openyurt.NodePoolHostNetworkAnnotation: tc.value, "note": "x"}; !apiequality.Semantic.DeepEqual(internal.Annotations, want) {
+			t.Errorf("%q beside hostNetwork %t: annotations = %v, want %v", tc.value, tc.hostNetwork, internal.Annotations, want)
+		}
 	}
 }
 

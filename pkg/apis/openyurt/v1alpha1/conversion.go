@@ -7,9 +7,10 @@ import (
 )
 
 // v1alpha1 has no spec.hostNetwork: it carries it, as OpenYurt does, as the NodePool annotation
-// nodepool.openyurt.io/hostnetwork, so that nothing is lost between versions.
+// nodepool.openyurt.io/hostnetwork, so that nothing is lost between versions. A value other than exactly
+// "true" stays on the object as written (openyurt/hostnetwork.go has the rules).
 
-// Convert_v1alpha1_NodePool_To_openyurt_NodePool moves the hostnetwork annotation into spec.hostNetwork.
+// Convert_v1alpha1_NodePool_To_openyurt_NodePool reads the hostnetwork annotation into spec.hostNetwork.
 func Convert_v1alpha1_NodePool_To_openyurt_NodePool(in *NodePool, out *openyurt.NodePool, s conversion.Scope) error {
 	if err := autoConvert_v1alpha1_NodePool_To_openyurt_NodePool(in, out, s); err != nil {
 		return err

@@ -442,6 +442,7 @@ var (
 func ValidateNodePool(pool *openyurt.NodePool) field.ErrorList {
 	allErrs := apivalidation.ValidateObjectMeta(&pool.ObjectMeta, false, ValidateNodePoolName, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateNodePoolSpec(&pool.Spec, field.NewPath("spec"))...)
+	allErrs = append(allErrs, validateNodePoolHostNetworkAnnotation(pool)...)
 	return errorlimit.Limit(allErrs)
 }
 
@@ -450,6 +451,7 @@ func ValidateNodePoolUpdate(newObj, oldObj *openyurt.NodePool) field.ErrorList {
 	allErrs := apivalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, field.NewPath("metadata"))
 	specPath := field.NewPath("spec")
 	allErrs = append(allErrs, validateNodePoolSpec(&newObj.Spec, specPath)...)
+	allErrs = append(allErrs, validateNodePoolHostNetworkAnnotation(newObj)...)
 	allErrs = append(allErrs, apivalidation.ValidateImmutableField(newObj.Spec.Type, oldObj.Spec.Type, specPath.Child("type"))...)
 	allErrs = append(allErrs, apivalidation.ValidateImmutableField(newObj.Spec.HostNetwork, oldObj.Spec.HostNetwork, specPath.Child("hostNetwork"))...)
 	return errorlimit.Limit(allErrs)
@@ -487,6 +489,7 @@ func validateNodePoolSpec(spec *openyurt.NodePoolSpec, fldPath *field.Path) fiel
 	}
 	allErrs = append(allErrs, metav1validation.ValidateLabels(spec.Labels, fldPath.Child("labels"))...)
 	allErrs = append(allErrs, apivalidation.ValidateAnnotations(spec.Annotations, fldPath.Child("annotations"))...)
+	allErrs = append(allErrs, validateNodePoolReservedKeys(spec, fldPath)...)
 
 	type taintID struct {
 		key    string

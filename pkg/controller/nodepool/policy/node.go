@@ -18,7 +18,7 @@ const (
 	// PoolLabel on a node names the pool it belongs to; workloads pin their pods with it.
 	PoolLabel = openyurt.NodePoolLabel
 	// AppliedAnnotation on a node records, as JSON (see Applied), what the controller applied from its pool.
-	AppliedAnnotation = "nodepool.openyurt.io/previous-attributes"
+	AppliedAnnotation = openyurt.NodePoolAppliedAnnotation
 )
 
 // Applied is the content of AppliedAnnotation: the pool a node was synced with and what was applied.
@@ -113,7 +113,7 @@ func SyncNode(node *corev1.Node, pool *v1alpha1.NodePool) (*corev1.Node, Action)
 			}
 		}
 		for k, v := range prev.Annotations {
-			if val, ok := out.Annotations[k]; ok && val == v && k != AppliedAnnotation {
+			if val, ok := out.Annotations[k]; ok && val == v && !openyurt.IsReservedNodePoolAnnotation(k) {
 				delete(out.Annotations, k)
 			}
 		}
@@ -137,6 +137,7 @@ func SyncNode(node *corev1.Node, pool *v1alpha1.NodePool) (*corev1.Node, Action)
 			out.Labels = map[string]string{}
 		}
 		for k, v := range pool.Spec.Labels {
+			// Validation refuses reserved keys; a pool stored before it did still never sets them.
 			if membershipKey(k) {
 				continue
 			}
@@ -150,7 +151,8 @@ func SyncNode(node *corev1.Node, pool *v1alpha1.NodePool) (*corev1.Node, Action)
 			out.Annotations = map[string]string{}
 		}
 		for k, v := range pool.Spec.Annotations {
-			if k == AppliedAnnotation {
+			// Validation refuses reserved keys; a pool stored before it did still never sets them.
+			if openyurt.IsReservedNodePoolAnnotation(k) {
 				continue
 			}
 			out.Annotations[k] = v
@@ -194,8 +196,9 @@ func SyncNode(node *corev1.Node, pool *v1alpha1.NodePool) (*corev1.Node, Action)
 	}
 }
 
+// membershipKey reports whether k is a node label the controller owns (openyurt.ReservedNodePoolLabels).
 func membershipKey(k string) bool {
-	return k == PoolLabel || k == DesiredPoolLabel
+	return openyurt.IsReservedNodePoolLabel(k)
 }
 
 // hasTaint reports whether taints holds t (same key, value and effect).

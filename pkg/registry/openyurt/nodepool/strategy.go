@@ -101,23 +101,29 @@ func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 	pool := obj.(*openyurt.NodePool)
 	pool.Status = openyurt.NodePoolStatus{}
 	pool.Generation = 1
-	if pool.Spec.Selector == nil && pool.Name != "" {
-		pool.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{openyurt.NodePoolLabel: pool.Name}}
-	}
+	defaultSelector(pool)
 	labelWithType(pool)
 }
 
-// PrepareForUpdate keeps the stored status, keeps the type label in step and bumps the generation when
-// the spec changes.
+// PrepareForUpdate keeps the stored status, defaults the selector as on create, keeps the type label in
+// step and bumps the generation when the spec changes.
 func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	newPool, oldPool := obj.(*openyurt.NodePool), old.(*openyurt.NodePool)
 	newPool.Status = oldPool.Status
-	if newPool.Spec.Selector == nil {
-		newPool.Spec.Selector = oldPool.Spec.Selector
-	}
+	defaultSelector(newPool)
 	labelWithType(newPool)
 	if !apiequality.Semantic.DeepEqual(newPool.Spec, oldPool.Spec) {
 		newPool.Generation = oldPool.Generation + 1
+	}
+}
+
+// defaultSelector sets a missing spec.selector to the pool's membership label, apps.openyurt.io/nodepool=
+// <name>. spec.selector is optional in both versions with that default, and it may change, so an update
+// without it (a PUT that leaves it out, a merge patch setting it to null, an apply that drops a selector
+// it owned) means the default, exactly as on create: it is never the previous selector kept silently.
+func defaultSelector(pool *openyurt.NodePool) {
+	if pool.Spec.Selector == nil && pool.Name != "" {
+		pool.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{openyurt.NodePoolLabel: pool.Name}}
 	}
 }
 

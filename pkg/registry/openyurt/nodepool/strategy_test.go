@@ -154,7 +154,7 @@ func TestPrepareForUpdate(t *testing.T) {
 			wantGeneration: 2, wantTypeLabel: "edge"},
 		{name: "type label edited is restored", mutate: func(p *openyurt.NodePool) { p.Labels[openyurt.NodePoolTypeLabel] = "cloud" },
 			wantGeneration: 2, wantTypeLabel: "edge"},
-		{name: "nil selector keeps the stored one", mutate: func(p *openyurt.NodePool) { p.Spec.Selector = nil },
+		{name: "nil selector is the default, here the stored one", mutate: func(p *openyurt.NodePool) { p.Spec.Selector = nil },
 			wantGeneration: 2, wantTypeLabel: "edge"},
 		{name: "spec labels change", mutate: func(p *openyurt.NodePool) { p.Spec.Labels["zone"] = "b" },
 			wantGeneration: 3, wantTypeLabel: "edge"},
