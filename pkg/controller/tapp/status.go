@@ -43,12 +43,7 @@ func desiredStatus(tapp *tkestackv1.TApp, s policy.Status, revisions policy.Revi
 	}
 	// status.scaleLabelSelector is the API server's: its strategy renders spec.selector at every write.
 
-	wanted := int32(0)
-	for n := int32(0); n < tapp.Spec.Replicas; n++ {
-		if !policy.IsKilled(tapp, strconv.Itoa(int(n))) {
-			wanted++
-		}
-	}
+	wanted := policy.WantedInstances(tapp)
 	maxUnavailable := int32(policy.MaxUnavailable(tapp.Spec.UpdateStrategy.MaxUnavailable, strconv.Itoa(tkestack.DefaultMaxUnavailable), int(wanted)))
 	minAvailable := wanted - maxUnavailable
 	if minAvailable < 0 {

@@ -101,11 +101,17 @@ func RevisionsInUse(pods []*corev1.Pod) map[string]bool {
 // RolloutComplete reports whether every wanted instance (0..replicas-1, not Killed) runs the spec's
 // templates: the update revision then becomes the current one.
 func RolloutComplete(tapp *tkestackv1.TApp, s Status) bool {
+	return s.UpdatedReplicas >= WantedInstances(tapp)
+}
+
+// WantedInstances is the number of instances that should run: ids 0..replicas-1 that spec.statuses does not
+// mark Killed.
+func WantedInstances(tapp *tkestackv1.TApp) int32 {
 	wanted := int32(0)
 	for n := 0; n < desiredReplicas(tapp); n++ {
 		if !IsKilled(tapp, idString(n)) {
 			wanted++
 		}
 	}
-	return s.UpdatedReplicas >= wanted
+	return wanted
 }
