@@ -9,6 +9,7 @@
 package embeddedetcd
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"syscall"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -31,9 +33,13 @@ type Options struct {
 	UnsafeNoFsync bool
 	// LogLevel is etcd's log level (debug, info, warn, error).
 	LogLevel string
-	// ClientURL is the loopback https URL etcd serves clients on, e.g. from FreeClientURL; empty picks a free
-	// port when etcd starts.
+	// ClientURL is the loopback https URL etcd serves clients on; empty lets Start pick a free loopback port
+	// and listen on it at once (Etcd.ClientURL says which).
 	ClientURL string
+	// AvoidPorts are ports Start does not pick when ClientURL is empty: those the process is about to listen
+	// on itself (a port its caller found free and closed again, as --secure-port often is, is free until the
+	// process listens on it, and the system may offer it here).
+	AvoidPorts []int
 	// CertDir is where Start writes the CA, etcd's serving certificate and the client certificate
 	// (ClientTLS names the files the client uses). Readable by the server's user only.
 	CertDir string
@@ -56,26 +62,33 @@ type Etcd struct {
 	CertFile, KeyFile, CAFile string
 }
 
-// Start starts etcd and waits until it serves clients.
+// Start starts etcd and waits until it serves clients. Without Options.ClientURL it picks a free loopback
+// port and etcd listens on it at once; should another process take the port in between, it picks another.
 func Start(opts Options) (*Etcd, error) {
+	return start(opts, freeLoopbackURL)
+}
+
+// start is Start with the probe of a free port given.
+func start(opts Options, probe func() (*url.URL, error)) (*Etcd, error) {
 	if opts.DataDir == "" {
 		return nil, fmt.Errorf("embedded etcd needs a data directory")
 	}
 	if opts.CertDir == "" {
 		return nil, fmt.Errorf("embedded etcd needs a certificate directory")
 	}
+	var given *url.URL
+	if opts.ClientURL != "" {
+		u, err := url.Parse(opts.ClientURL)
+		if err != nil {
+			return nil, err
+		}
+		if u.Scheme != "https" {
+			return nil, fmt.Errorf("embedded etcd serves https only, not %s", u)
+		}
+		given = u
+	}
 	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating etcd data directory: %w", err)
-	}
-	clientURL, err := freeLoopbackURL()
-	if opts.ClientURL != "" {
-		clientURL, err = url.Parse(opts.ClientURL)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if clientURL.Scheme != "https" {
-		return nil, fmt.Errorf("embedded etcd serves https only, not %s", clientURL)
 	}
 	bundle, err := etcdpki.Issue("embedded-etcd", []string{"127.0.0.1", "localhost"}, etcdpki.DefaultValidity)
 	if err != nil {
@@ -84,7 +97,27 @@ func Start(opts Options) (*Etcd, error) {
 	if err := bundle.Write(opts.CertDir); err != nil {
 		return nil, fmt.Errorf("writing the embedded etcd's certificates: %w", err)
 	}
+	for attempt := 1; ; attempt++ {
+		clientURL := given
+		if clientURL == nil {
+			if clientURL, err = pickClientURL(probe, opts.AvoidPorts); err != nil {
+				return nil, err
+			}
+		}
+		e, err := startOn(opts, clientURL)
+		if err == nil {
+			return e, nil
+		}
+		// The port was free when picked and taken before etcd listened on it: pick another. etcd fails to
+		// listen before it opens the data directory, so nothing is left behind.
+		if given != nil || !errors.Is(err, syscall.EADDRINUSE) || attempt == 10 {
+			return nil, err
+		}
+	}
+}
 
+// startOn starts etcd serving clients on clientURL.
+func startOn(opts Options, clientURL *url.URL) (*Etcd, error) {
 	cfg := embed.NewConfig()
 	cfg.Name = "tapp-apiserver"
 	cfg.Dir = opts.DataDir
@@ -127,27 +160,19 @@ func (e *Etcd) Stop() {
 	e.etcd.Close()
 }
 
-// FreeClientURL returns an https URL on a loopback port that is free right now and none of avoid, for
-// Options.ClientURL: it lets the etcd servers be known, and the flags validated, before etcd starts. avoid
-// holds the ports the process will listen on itself: a port its caller found free and closed again (as
-// --secure-port is often chosen) is free until the process listens on it, and the system may offer it here.
-func FreeClientURL(avoid ...int) (string, error) {
-	return freeClientURL(freeLoopbackURL, avoid)
-}
-
-// freeClientURL is FreeClientURL with the probe of a free port given.
-func freeClientURL(probe func() (*url.URL, error), avoid []int) (string, error) {
+// pickClientURL returns an https URL on a loopback port that probe finds free and that is none of avoid.
+func pickClientURL(probe func() (*url.URL, error), avoid []int) (*url.URL, error) {
 	for range 100 {
 		u, err := probe()
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		port, _ := strconv.Atoi(u.Port())
 		if !slices.Contains(avoid, port) {
-			return u.String(), nil
+			return u, nil
 		}
 	}
-	return "", fmt.Errorf("no free loopback port apart from %v", avoid)
+	return nil, fmt.Errorf("no free loopback port apart from %v", avoid)
 }
 
 // freeLoopbackURL returns an https URL on a loopback port that is free right now.

@@ -3,6 +3,7 @@ package embeddedetcd
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -110,18 +111,50 @@ func TestStartNeedsHTTPSAndCertDir(t *testing.T) {
 	}
 }
 
-func TestFreeClientURLAvoidsTheServersOwnPort(t *testing.T) {
+func TestPickClientURLAvoidsTheServersOwnPort(t *testing.T) {
 	offered := []string{"127.0.0.1:6443", "127.0.0.1:6443", "127.0.0.1:40001"}
 	probe := func() (*url.URL, error) {
 		host := offered[0]
 		offered = offered[1:]
 		return &url.URL{Scheme: "https", Host: host}, nil
 	}
-	got, err := freeClientURL(probe, []int{6443})
-	if err != nil || got != "https://127.0.0.1:40001" {
-		t.Fatalf("freeClientURL = %q, %v; want https://127.0.0.1:40001 (the system offered the secure port twice)", got, err)
+	got, err := pickClientURL(probe, []int{6443})
+	if err != nil || got.String() != "https://127.0.0.1:40001" {
+		t.Fatalf("pickClientURL = %v, %v; want https://127.0.0.1:40001 (the system offered the secure port twice)", got, err)
 	}
-	if _, err := freeClientURL(func() (*url.URL, error) { return &url.URL{Scheme: "https", Host: "127.0.0.1:6443"}, nil }, []int{6443}); err == nil {
-		t.Fatal("freeClientURL returned the avoided port")
+	if _, err := pickClientURL(func() (*url.URL, error) { return &url.URL{Scheme: "https", Host: "127.0.0.1:6443"}, nil }, []int{6443}); err == nil {
+		t.Fatal("pickClientURL returned the avoided port")
+	}
+}
+
+// TestStartPicksAnotherPortWhenItsPortIsTaken: a port found free can be taken by another process before etcd
+// listens on it; Start then listens on another one instead of failing.
+func TestStartPicksAnotherPortWhenItsPortIsTaken(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	probes := 0
+	probe := func() (*url.URL, error) {
+		probes++
+		if probes == 1 {
+			return &url.URL{Scheme: "https", Host: taken.Addr().String()}, nil
+		}
+		return freeLoopbackURL()
+	}
+	e, err := start(Options{DataDir: t.TempDir(), CertDir: t.TempDir(), UnsafeNoFsync: true}, probe)
+	if err != nil {
+		t.Fatalf("Start with its first port taken: %v", err)
+	}
+	t.Cleanup(e.Stop)
+	if probes != 2 || e.ClientURL == "https://"+taken.Addr().String() {
+		t.Errorf("etcd serves on %s after %d probes; want another port than the taken %s", e.ClientURL, probes, taken.Addr())
+	}
+
+	// A URL the caller gave is used as given: a taken one is an error.
+	_, err = Start(Options{DataDir: t.TempDir(), CertDir: t.TempDir(), ClientURL: "https://" + taken.Addr().String()})
+	if err == nil {
+		t.Error("Start on a taken port the caller gave succeeded")
 	}
 }

@@ -85,9 +85,9 @@ func startServer(t testing.TB, dataDir string) *testServer {
 func launch(dataDir, certDir string) (*testServer, error) {
 	opts := app.NewOptions()
 	opts.Standalone = true
-	opts.EmbeddedEtcd.DataDir = dataDir
-	opts.EmbeddedEtcd.UnsafeNoFsync = true
-	opts.EmbeddedEtcd.LogLevel = "error"
+	opts.Store.EmbeddedEtcd.DataDir = dataDir
+	opts.Store.EmbeddedEtcd.UnsafeNoFsync = true
+	opts.Store.EmbeddedEtcd.LogLevel = "error"
 
 	listener, port, err := genericoptions.CreateListener("tcp", "127.0.0.1:0", net.ListenConfig{})
 	if err != nil {

@@ -2,9 +2,11 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -30,6 +32,9 @@ func NewMigrateCommand(ctx context.Context) *cobra.Command {
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := validateMigrate(o); err != nil {
+				return err
+			}
 			config, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 				&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
 				&clientcmd.ConfigOverrides{}).ClientConfig()
@@ -63,4 +68,19 @@ func NewMigrateCommand(ctx context.Context) *cobra.Command {
 	_ = cmd.MarkFlagRequired("backup-file")
 	_ = cmd.MarkFlagRequired("apiservice-file")
 	return cmd
+}
+
+// validateMigrate checks the flags of migrate, all of them, before anything is read or changed.
+func validateMigrate(o migrate.Options) error {
+	var errs []error
+	if o.APIServiceFile == "" {
+		errs = append(errs, fmt.Errorf("--apiservice-file must name the APIService manifests"))
+	}
+	if o.BackupFile == "" {
+		errs = append(errs, fmt.Errorf("--backup-file must name the backup file"))
+	}
+	if o.Timeout <= 0 {
+		errs = append(errs, fmt.Errorf("--timeout must be positive"))
+	}
+	return utilerrors.NewAggregate(errs)
 }

@@ -4,49 +4,43 @@ package app
 import (
 	"fmt"
 	"net"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apiserver/pkg/admission"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/admission/nodepool"
 	"github.com/tapp-io/tapp-apiserver/pkg/admission/podtemplate"
 	"github.com/tapp-io/tapp-apiserver/pkg/admission/quota"
-	"github.com/tapp-io/tapp-apiserver/pkg/apiserver"
 	"github.com/tapp-io/tapp-apiserver/pkg/coexistence"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/manager"
-	"github.com/tapp-io/tapp-apiserver/pkg/embeddedetcd"
-	"github.com/tapp-io/tapp-apiserver/pkg/storagefence"
 )
 
-// etcdPrefix is where objects live in etcd: <prefix>/<group>/<resource>/<namespace>/<name>.
-const etcdPrefix = "/registry/tapp-apiserver"
-
-// Options are the flags of tapp-apiserver.
+// Options are the flags of tapp-apiserver. They go through NewOptions (defaults), AddFlags, Complete (what the
+// flags leave open, no I/O), Validate (every flag error at once, before anything is started) and Run (the
+// embedded etcd, the server's configuration, serving).
 type Options struct {
 	Recommended *genericoptions.RecommendedOptions
+	// Store names the store and the cluster's record of it, flags the storage subcommand shares. Its etcd,
+	// cert-dir and kubeconfig flags are Recommended's Etcd, SecureServing.ServerCert.CertDirectory and
+	// CoreAPI.CoreAPIKubeconfigPath.
+	Store *StoreOptions
 
 	// Standalone serves without a Kubernetes cluster: loopback only, no authentication, authorization or
 	// core-API admission.
 	Standalone bool
-	// EmbeddedEtcd is used when no --etcd-servers are given.
-	EmbeddedEtcd embeddedetcd.Options
 	// WriteKubeconfig, when set, is where a kubeconfig for this server is written once it serves.
 	WriteKubeconfig string
 	// AlternateDNS are extra DNS names for the self-signed serving certificate, e.g. <service>.<namespace>.svc.
 	AlternateDNS []string
-	// APIServiceService is the Service, namespace/name, that this server's APIServices point to; in cluster
-	// mode an APIService of one of its group-versions that points elsewhere is reported.
-	APIServiceService string
+	// APIServiceService is the Service that this server's APIServices point to; in cluster mode an APIService
+	// of one of its group-versions that points elsewhere is reported.
+	APIServiceService NamespacedName
 	// PodTemplateCheckQPS and PodTemplateCheckBurst limit the dry-run pod creates of TAppPodTemplateDryRun;
 	// a QPS of 0 sets no client-side limit.
 	PodTemplateCheckQPS   float32
@@ -59,26 +53,19 @@ type Options struct {
 	// Both are k8s.io/apiserver's graceful termination, with kube-apiserver's flag names.
 	ShutdownWatchTerminationGracePeriod time.Duration
 	ShutdownDelayDuration               time.Duration
-	// StorageRecord is the ConfigMap, namespace/name, that records the identity of the store in the cluster
-	// (cluster mode); StorageCheckPeriod is how often a serving replica compares it with the store.
-	StorageRecord      string
-	StorageCheckPeriod time.Duration
 }
 
 // NewOptions returns the default options.
 func NewOptions() *Options {
 	o := &Options{
-		Recommended: genericoptions.NewRecommendedOptions(etcdPrefix,
-			apiserver.Codecs.LegacyCodec(apiserver.StorageVersions...)),
-		EmbeddedEtcd: embeddedetcd.Options{DataDir: "tapp-apiserver.etcd"},
-		Controllers:  manager.NewOptions(),
+		Recommended: newRecommendedOptions(),
+		Controllers: manager.NewOptions(),
 
-		APIServiceService:                   coexistence.DefaultService.String(),
+		APIServiceService:                   NewNamespacedName(coexistence.DefaultService),
 		ShutdownWatchTerminationGracePeriod: 2 * time.Second,
-		StorageRecord:                       storagefence.DefaultRecord.String(),
-		StorageCheckPeriod:                  10 * time.Second,
 	}
-	o.Recommended.Etcd.StorageConfig.EncodeVersioner = apiserver.StorageVersions
+	o.Store = newStoreOptions(o.Recommended.Etcd, &o.Recommended.SecureServing.ServerCert.CertDirectory,
+		&o.Recommended.CoreAPI.CoreAPIKubeconfigPath)
 
 	// Object-count quotas: kube-apiserver only proxies our resources, so quota is enforced here.
 	quota.Register(o.Recommended.Admission.Plugins)
@@ -115,23 +102,29 @@ func NewOptions() *Options {
 	return o
 }
 
-// AddFlags registers the flags.
+// AddFlags registers the flags: the store's, k8s.io/apiserver's recommended ones apart from those the store
+// defines (--etcd-*, --cert-dir and --kubeconfig, the same values with the store's help), and the server's own.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	o.Recommended.AddFlags(fs)
+	o.Store.AddFlags(fs)
+	recommended := pflag.NewFlagSet("recommended", pflag.ContinueOnError)
+	o.Recommended.AddFlags(recommended)
+	recommended.VisitAll(func(f *pflag.Flag) {
+		if fs.Lookup(f.Name) == nil {
+			fs.AddFlag(f)
+		}
+	})
 	fs.BoolVar(&o.Standalone, "standalone", o.Standalone,
 		"Serve without a Kubernetes cluster: bind to loopback only, no authentication, authorization, "+
 			"core-API admission or controllers. For local development.")
-	fs.StringVar(&o.EmbeddedEtcd.DataDir, "embedded-etcd-data-dir", o.EmbeddedEtcd.DataDir,
-		"Data directory of the embedded etcd that stores objects when --etcd-servers is not set. The embedded "+
-			"etcd serves the server alone: TLS with a client certificate it issues at every start into <cert-dir>/etcd.")
-	fs.BoolVar(&o.EmbeddedEtcd.UnsafeNoFsync, "embedded-etcd-unsafe-no-fsync", o.EmbeddedEtcd.UnsafeNoFsync,
+	fs.BoolVar(&o.Store.EmbeddedEtcd.UnsafeNoFsync, "embedded-etcd-unsafe-no-fsync", o.Store.EmbeddedEtcd.UnsafeNoFsync,
 		"Skip fsync in the embedded etcd. Faster, but writes can be lost if the machine crashes. Tests only.")
-	fs.StringVar(&o.EmbeddedEtcd.LogLevel, "embedded-etcd-log-level", "error", "Log level of the embedded etcd.")
+	fs.StringVar(&o.Store.EmbeddedEtcd.LogLevel, "embedded-etcd-log-level", o.Store.EmbeddedEtcd.LogLevel,
+		"Log level of the embedded etcd.")
 	fs.StringVar(&o.WriteKubeconfig, "write-kubeconfig", o.WriteKubeconfig,
 		"Write a kubeconfig that reaches this server directly to this file once it serves (standalone mode).")
 	fs.StringSliceVar(&o.AlternateDNS, "alternate-dns", o.AlternateDNS,
 		"Extra DNS names for the self-signed serving certificate, e.g. api.tapp-system.svc.")
-	fs.StringVar(&o.APIServiceService, "apiservice-service", o.APIServiceService,
+	fs.Var(&o.APIServiceService, "apiservice-service",
 		"The Service (namespace/name) that this server's APIServices point to. In cluster mode the server warns "+
 			"(log and Event) when an APIService of one of its group-versions points elsewhere.")
 	fs.Float32Var(&o.PodTemplateCheckQPS, "pod-template-check-qps", o.PodTemplateCheckQPS,
@@ -147,46 +140,14 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"After SIGTERM, how long the server keeps serving with /readyz failing before it stops accepting "+
 			"requests, so that endpoints and load balancers stop routing to it first.")
 	o.Controllers.AddFlags(fs)
-	o.addStorageFlags(fs)
 }
 
-// addStorageFlags registers the flags of the storage fence, which the storage subcommands share.
-func (o *Options) addStorageFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.StorageRecord, "storage-identity-configmap", o.StorageRecord,
-		"The ConfigMap (namespace/name) that records, in the cluster, the identity of this server's store and the "+
-			"highest revision served from it. In cluster mode the server does not serve a store that is empty, "+
-			"another one or rewound while this record exists (readiness fails, requests answer 503, the controllers "+
-			"wait), so that the garbage collector never deletes workloads whose owners a wrong store lacks; see "+
-			"'tapp-apiserver storage --help'. Standalone mode keeps no record and has no such protection.")
-	fs.DurationVar(&o.StorageCheckPeriod, "storage-check-period", o.StorageCheckPeriod,
-		"How often a serving replica compares its store with the cluster's record and moves the record's "+
-			"high-water revision forward (a server that does not serve checks every 2 s).")
-}
-
-// Complete fills in what the flags leave open: without --etcd-servers, the loopback https URL of the
-// embedded etcd (started by Run after Validate) and the client certificate it issues into <cert-dir>/etcd; with --standalone, no cluster dependencies. In cluster mode, --kubeconfig
-// also serves for delegated authentication and authorization unless their own kubeconfig flags are set.
-func (o *Options) Complete() error {
-	if transport := &o.Recommended.Etcd.StorageConfig.Transport; len(transport.ServerList) == 0 {
-		if transport.CertFile != "" || transport.KeyFile != "" || transport.TrustedCAFile != "" {
-			return fmt.Errorf("--etcd-cafile, --etcd-certfile and --etcd-keyfile go with --etcd-servers; " +
-				"the embedded etcd issues its own certificates")
-		}
-		certDir := o.Recommended.SecureServing.ServerCert.CertDirectory
-		if certDir == "" {
-			return fmt.Errorf("the embedded etcd writes its certificates under --cert-dir, which is empty")
-		}
-		url, err := embeddedetcd.FreeClientURL(o.Recommended.SecureServing.BindPort)
-		if err != nil {
-			return fmt.Errorf("embedded etcd: %w", err)
-		}
-		o.EmbeddedEtcd.ClientURL = url
-		o.EmbeddedEtcd.CertDir = filepath.Join(certDir, "etcd")
-		// The server reaches it as any etcd: through the storage configuration of --etcd-servers,
-		// --etcd-certfile, --etcd-keyfile and --etcd-cafile.
-		transport.ServerList = []string{url}
-		transport.CertFile, transport.KeyFile, transport.TrustedCAFile = o.EmbeddedEtcd.ClientTLS()
-	}
+// Complete fills in what the flags leave open, without I/O and without errors (Validate reports those): the
+// embedded etcd's certificate directory when --etcd-servers is not set; in cluster mode, --kubeconfig also
+// serves for delegated authentication and authorization unless their own kubeconfig flags are set; with
+// --standalone, no cluster dependencies and a loopback bind address.
+func (o *Options) Complete() {
+	o.Store.Complete()
 	if !o.Standalone {
 		if kubeconfig := o.Recommended.CoreAPI.CoreAPIKubeconfigPath; kubeconfig != "" {
 			if o.Recommended.Authentication.RemoteKubeConfigFile == "" {
@@ -196,36 +157,30 @@ func (o *Options) Complete() error {
 				o.Recommended.Authorization.RemoteKubeConfigFile = kubeconfig
 			}
 		}
-		return nil
+		return
 	}
 	o.Recommended.Authentication = nil
 	o.Recommended.Authorization = nil
 	o.Recommended.CoreAPI = nil
 	o.Recommended.Admission = nil
-	klog.InfoS("Standalone mode: no admission chain, so these admission plugins are skipped",
-		"plugins", []string{podtemplate.PluginName, nodepool.PluginName, quota.PluginName})
 	o.Recommended.Features.EnablePriorityAndFairness = false
 	if o.Recommended.SecureServing.BindAddress == nil || o.Recommended.SecureServing.BindAddress.IsUnspecified() {
 		o.Recommended.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
 	}
-	return nil
 }
 
-// Validate checks the completed flags, before anything is started.
+// Validate checks the completed flags, before anything is started, and reports every error at once.
 func (o *Options) Validate() error {
-	errs := o.Recommended.Validate()
+	recommended := *o.Recommended
+	recommended.Etcd = nil // checked with the rest of the store
+	errs := recommended.Validate()
+	errs = append(errs, o.Store.Validate()...)
 	errs = append(errs, o.Controllers.Validate()...)
 	if o.ShutdownWatchTerminationGracePeriod < 0 || o.ShutdownDelayDuration < 0 {
 		errs = append(errs, fmt.Errorf("--shutdown-watch-termination-grace-period and --shutdown-delay-duration must not be negative"))
 	}
-	if _, err := o.apiServiceTarget(); err != nil {
-		errs = append(errs, err)
-	}
-	if _, err := o.storageRecord(); err != nil {
-		errs = append(errs, err)
-	}
-	if o.StorageCheckPeriod <= 0 {
-		errs = append(errs, fmt.Errorf("--storage-check-period must be positive"))
+	if err := o.APIServiceService.Err(); err != nil {
+		errs = append(errs, fmt.Errorf("--apiservice-service %w", err))
 	}
 	if o.PodTemplateCheckQPS < 0 {
 		errs = append(errs, fmt.Errorf("--pod-template-check-qps must not be negative"))
@@ -246,22 +201,4 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--write-kubeconfig is only supported with --standalone"))
 	}
 	return utilerrors.NewAggregate(errs)
-}
-
-// storageRecord parses --storage-identity-configmap.
-func (o *Options) storageRecord() (types.NamespacedName, error) {
-	namespace, name, ok := strings.Cut(o.StorageRecord, "/")
-	if !ok || namespace == "" || name == "" || strings.Contains(name, "/") {
-		return types.NamespacedName{}, fmt.Errorf("--storage-identity-configmap must be namespace/name, not %q", o.StorageRecord)
-	}
-	return types.NamespacedName{Namespace: namespace, Name: name}, nil
-}
-
-// apiServiceTarget parses --apiservice-service.
-func (o *Options) apiServiceTarget() (types.NamespacedName, error) {
-	namespace, name, ok := strings.Cut(o.APIServiceService, "/")
-	if !ok || namespace == "" || name == "" || strings.Contains(name, "/") {
-		return types.NamespacedName{}, fmt.Errorf("--apiservice-service must be namespace/name, not %q", o.APIServiceService)
-	}
-	return types.NamespacedName{Namespace: namespace, Name: name}, nil
 }

@@ -2,19 +2,38 @@ package app
 
 import (
 	"context"
-	"net"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 )
 
-func TestCompleteStandaloneTurnsOffClusterDependencies(t *testing.T) {
+// Complete fills in defaults and has no error to return: flag errors are Validate's. Both assertions stop
+// compiling if Complete returns anything.
+var (
+	_ func(*Options)      = (*Options).Complete
+	_ func(*StoreOptions) = (*StoreOptions).Complete
+)
+
+// parse returns the options of the server after parsing args as its command line.
+func parse(t *testing.T, args ...string) *Options {
+	t.Helper()
 	o := NewOptions()
-	o.Standalone = true
-	if err := o.Complete(); err != nil {
-		t.Fatal(err)
+	fs := pflag.NewFlagSet("tapp-apiserver", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatalf("parsing %q: %v", args, err)
 	}
+	return o
+}
+
+func TestCompleteStandaloneTurnsOffClusterDependencies(t *testing.T) {
+	o := parse(t, "--standalone")
+	o.Complete()
 	if o.Recommended.Authentication != nil || o.Recommended.Authorization != nil ||
 		o.Recommended.CoreAPI != nil || o.Recommended.Admission != nil {
 		t.Fatalf("standalone must disable authentication, authorization, core API and admission")
@@ -28,11 +47,10 @@ func TestCompleteStandaloneTurnsOffClusterDependencies(t *testing.T) {
 }
 
 func TestCompleteClusterModeReusesKubeconfigForDelegation(t *testing.T) {
-	o := NewOptions()
-	o.Recommended.CoreAPI.CoreAPIKubeconfigPath = "/etc/kube/admin.conf"
-	o.Recommended.Authorization.RemoteKubeConfigFile = "/etc/kube/authz.conf"
-	if err := o.Complete(); err != nil {
-		t.Fatal(err)
+	o := parse(t, "--kubeconfig=/etc/kube/admin.conf", "--authorization-kubeconfig=/etc/kube/authz.conf")
+	o.Complete()
+	if got := o.Recommended.CoreAPI.CoreAPIKubeconfigPath; got != "/etc/kube/admin.conf" {
+		t.Errorf("core API kubeconfig = %q, want the --kubeconfig value", got)
 	}
 	if got := o.Recommended.Authentication.RemoteKubeConfigFile; got != "/etc/kube/admin.conf" {
 		t.Errorf("authentication kubeconfig = %q, want the --kubeconfig value", got)
@@ -45,114 +63,285 @@ func TestCompleteClusterModeReusesKubeconfigForDelegation(t *testing.T) {
 	}
 }
 
+// Complete only fills in defaults: it writes no file, picks no port and leaves even invalid flags to
+// Validate, which then reports them.
+func TestCompleteDoesNoIO(t *testing.T) {
+	dir := t.TempDir()
+	certDir := filepath.Join(dir, "certs")
+	o := parse(t, "--standalone", "--cert-dir="+certDir, "--embedded-etcd-data-dir="+filepath.Join(dir, "etcd"),
+		"--write-kubeconfig="+filepath.Join(dir, "kubeconfig"),
+		"--apiservice-service=not-namespaced", "--etcd-certfile=client.crt")
+	o.Complete()
+
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("Complete wrote into %s: %v (%v)", dir, entries, err)
+	}
+	if url := o.Store.EmbeddedEtcd.ClientURL; url != "" {
+		t.Errorf("Complete chose the embedded etcd's URL %s; the port is chosen when etcd listens", url)
+	}
+	if servers := o.Recommended.Etcd.StorageConfig.Transport.ServerList; len(servers) != 0 {
+		t.Errorf("Complete set the etcd servers %v before the embedded etcd runs", servers)
+	}
+	if got, want := o.Store.EmbeddedEtcd.CertDir, filepath.Join(certDir, "etcd"); got != want {
+		t.Errorf("embedded etcd certificates in %q, want %q", got, want)
+	}
+	err := o.Validate()
+	for _, want := range []string{"--apiservice-service must be namespace/name", "go with --etcd-servers"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate after Complete = %v, want an error containing %q", err, want)
+		}
+	}
+
+	external := parse(t, "--etcd-servers=https://etcd:2379")
+	external.Complete()
+	if external.Store.EmbeddedEtcd.CertDir != "" {
+		t.Errorf("--etcd-servers is set, yet the embedded etcd has certificates in %q", external.Store.EmbeddedEtcd.CertDir)
+	}
+}
+
 func TestValidate(t *testing.T) {
 	tests := []struct {
-		name    string
-		modify  func(o *Options)
-		wantErr string
+		name string
+		args []string
+		// want holds one part of each error Validate must report, and no other error.
+		want []string
 	}{
-		{
-			name:   "standalone on loopback",
-			modify: func(o *Options) { o.Standalone = true; o.WriteKubeconfig = "/tmp/k" },
-		},
+		{name: "defaults: the embedded etcd stands for --etcd-servers"},
+		{name: "external etcd with its client certificate", args: []string{"--etcd-servers=https://etcd:2379",
+			"--etcd-certfile=c.crt", "--etcd-keyfile=c.key", "--etcd-cafile=ca.crt"}},
+		{name: "standalone on loopback", args: []string{"--standalone", "--write-kubeconfig=/tmp/k"}},
+		{name: "apiservice-service in another namespace", args: []string{"--apiservice-service=platform/tapp"}},
+		{name: "record in another namespace", args: []string{"--storage-identity-configmap=platform/record"}},
 		{
 			name: "standalone refuses a public bind address",
-			modify: func(o *Options) {
-				o.Standalone = true
-				o.Recommended.SecureServing.BindAddress = net.ParseIP("10.1.2.3")
+			args: []string{"--standalone", "--bind-address=10.1.2.3"},
+			want: []string{"binds to loopback only, not 10.1.2.3"},
+		},
+		{
+			name: "write-kubeconfig needs standalone",
+			args: []string{"--write-kubeconfig=/tmp/k"},
+			want: []string{"--write-kubeconfig is only supported with --standalone"},
+		},
+		{
+			name: "apiservice-service is namespace/name",
+			args: []string{"--apiservice-service=tapp-apiserver"},
+			want: []string{`--apiservice-service must be namespace/name, not "tapp-apiserver"`},
+		},
+		{
+			name: "storage-identity-configmap is namespace/name",
+			args: []string{"--storage-identity-configmap=a/b/c"},
+			want: []string{`--storage-identity-configmap must be namespace/name, not "a/b/c"`},
+		},
+		{
+			name: "storage-check-period is positive",
+			args: []string{"--storage-check-period=0s"},
+			want: []string{"--storage-check-period must be positive"},
+		},
+		{
+			name: "pod-template-check-qps is not negative",
+			args: []string{"--pod-template-check-qps=-1"},
+			want: []string{"--pod-template-check-qps must not be negative"},
+		},
+		{
+			name: "pod-template-check-burst with a qps",
+			args: []string{"--pod-template-check-qps=5", "--pod-template-check-burst=0"},
+			want: []string{"--pod-template-check-burst must be at least 1"},
+		},
+		{
+			name: "shutdown durations are not negative",
+			args: []string{"--shutdown-delay-duration=-1s"},
+			want: []string{"must not be negative"},
+		},
+		{
+			name: "etcd client certificate without --etcd-servers",
+			args: []string{"--etcd-keyfile=c.key"},
+			want: []string{"go with --etcd-servers"},
+		},
+		{
+			name: "the embedded etcd needs --cert-dir",
+			args: []string{"--cert-dir="},
+			want: []string{"--cert-dir, which is empty"},
+		},
+		{
+			name: "the embedded etcd needs a data directory",
+			args: []string{"--embedded-etcd-data-dir="},
+			want: []string{"--embedded-etcd-data-dir must be set"},
+		},
+		{
+			name: "embedded etcd log level",
+			args: []string{"--embedded-etcd-log-level=loud"},
+			want: []string{`--embedded-etcd-log-level must be debug, info, warn, error, dpanic, panic or fatal, not "loud"`},
+		},
+		{
+			name: "k8s.io/apiserver's storage checks run with the embedded etcd",
+			args: []string{"--storage-backend=etcd2"},
+			want: []string{"--storage-backend invalid"},
+		},
+		{
+			name: "controller workers",
+			args: []string{"--controller-workers=0"},
+			want: []string{"--controller-workers"},
+		},
+		{
+			name: "every error at once",
+			args: []string{"--standalone", "--bind-address=10.1.2.3", "--apiservice-service=x",
+				"--storage-identity-configmap=/name", "--storage-check-period=-1s", "--pod-template-check-qps=-2",
+				"--shutdown-watch-termination-grace-period=-1s", "--etcd-cafile=ca.crt",
+				"--embedded-etcd-log-level=loud", "--controller-workers=0", "--storage-backend=etcd2"},
+			want: []string{
+				"binds to loopback only",
+				"--apiservice-service must be namespace/name",
+				"--storage-identity-configmap must be namespace/name",
+				"--storage-check-period must be positive",
+				"--pod-template-check-qps must not be negative",
+				"must not be negative",
+				"go with --etcd-servers",
+				"--embedded-etcd-log-level must be",
+				"--controller-workers",
+				"--storage-backend invalid",
 			},
-			wantErr: "binds to loopback only",
-		},
-		{
-			name:    "write-kubeconfig needs standalone",
-			modify:  func(o *Options) { o.WriteKubeconfig = "/tmp/k" },
-			wantErr: "--write-kubeconfig is only supported with --standalone",
-		},
-		{
-			name:   "apiservice-service in another namespace",
-			modify: func(o *Options) { o.APIServiceService = "platform/tapp" },
-		},
-		{
-			name:    "apiservice-service is namespace/name",
-			modify:  func(o *Options) { o.APIServiceService = "tapp-apiserver" },
-			wantErr: "--apiservice-service must be namespace/name",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := NewOptions()
-			o.Recommended.Etcd.StorageConfig.Transport.ServerList = []string{"http://127.0.0.1:2379"}
-			tt.modify(o)
-			if err := o.Complete(); err != nil {
-				t.Fatal(err)
-			}
+			o := parse(t, tt.args...)
+			o.Complete()
 			err := o.Validate()
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Fatalf("unexpected error: %v", err)
-			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
+			var errs []error
+			if err != nil {
+				var agg utilerrors.Aggregate
+				if !errors.As(err, &agg) {
+					t.Fatalf("Validate = %T %v, want an aggregate of every error", err, err)
+				}
+				errs = agg.Errors()
+			}
+			if len(errs) != len(tt.want) {
+				t.Errorf("Validate reported %d errors, want %d: %v", len(errs), len(tt.want), err)
+			}
+			for _, want := range tt.want {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("Validate = %v, want an error containing %q", err, want)
+				}
 			}
 		})
 	}
 }
 
-func TestCompleteWithoutEtcdServersChoosesTheEmbeddedEtcd(t *testing.T) {
-	o := NewOptions()
-	o.Standalone = true
-	if err := o.Complete(); err != nil {
-		t.Fatal(err)
+func TestParseNamespacedName(t *testing.T) {
+	tests := []struct {
+		in      string
+		ns, n   string
+		invalid bool
+	}{
+		{in: "tapp-system/tapp-apiserver", ns: "tapp-system", n: "tapp-apiserver"},
+		{in: "a/b", ns: "a", n: "b"},
+		{in: "", invalid: true},
+		{in: "name", invalid: true},
+		{in: "/name", invalid: true},
+		{in: "namespace/", invalid: true},
+		{in: "/", invalid: true},
+		{in: "a/b/c", invalid: true},
 	}
-	servers := o.Recommended.Etcd.StorageConfig.Transport.ServerList
-	if o.EmbeddedEtcd.ClientURL == "" || len(servers) != 1 || servers[0] != o.EmbeddedEtcd.ClientURL {
-		t.Fatalf("embedded etcd URL %q, etcd servers %v: want the embedded etcd as the only server",
-			o.EmbeddedEtcd.ClientURL, servers)
-	}
-	if err := o.Validate(); err != nil {
-		t.Fatalf("the embedded etcd must satisfy the etcd checks: %v", err)
-	}
-	// The server reaches the embedded etcd through the standard storage configuration, with the client
-	// certificate the embedded etcd issues under --cert-dir.
-	if !strings.HasPrefix(servers[0], "https://127.0.0.1:") {
-		t.Errorf("embedded etcd URL %s, want https on loopback", servers[0])
-	}
-	transport := o.Recommended.Etcd.StorageConfig.Transport
-	certFile, keyFile, caFile := o.EmbeddedEtcd.ClientTLS()
-	certDir := filepath.Join(o.Recommended.SecureServing.ServerCert.CertDirectory, "etcd")
-	if o.EmbeddedEtcd.CertDir != certDir || transport.CertFile != certFile || transport.KeyFile != keyFile ||
-		transport.TrustedCAFile != caFile || filepath.Dir(certFile) != certDir {
-		t.Errorf("embedded etcd certificates in %q, storage transport %q %q %q: want the client certificate of %s",
-			o.EmbeddedEtcd.CertDir, transport.CertFile, transport.KeyFile, transport.TrustedCAFile, certDir)
-	}
-
-	// --etcd-certfile and the others belong to --etcd-servers.
-	misplaced := NewOptions()
-	misplaced.Recommended.Etcd.StorageConfig.Transport.CertFile = "client.crt"
-	if err := misplaced.Complete(); err == nil || !strings.Contains(err.Error(), "go with --etcd-servers") {
-		t.Errorf("--etcd-certfile without --etcd-servers: err = %v, want a refusal", err)
-	}
-
-	external := NewOptions()
-	external.Recommended.Etcd.StorageConfig.Transport.ServerList = []string{"http://127.0.0.1:2379"}
-	if err := external.Complete(); err != nil {
-		t.Fatal(err)
-	}
-	if external.EmbeddedEtcd.ClientURL != "" {
-		t.Errorf("--etcd-servers is set, yet the embedded etcd would start on %s", external.EmbeddedEtcd.ClientURL)
+	for _, tt := range tests {
+		got, err := ParseNamespacedName(tt.in)
+		if tt.invalid {
+			if err == nil || !strings.Contains(err.Error(), "must be namespace/name") {
+				t.Errorf("ParseNamespacedName(%q) = %v, %v; want an error", tt.in, got, err)
+			}
+			continue
+		}
+		if err != nil || got.Namespace != tt.ns || got.Name != tt.n {
+			t.Errorf("ParseNamespacedName(%q) = %v, %v; want %s/%s", tt.in, got, err, tt.ns, tt.n)
+		}
 	}
 }
 
-// Run validates before it starts anything: invalid flags leave no embedded etcd data behind.
+// The flag value is parsed once, when set: Set never fails, the parsed value and the error are kept for the
+// server and for Validate.
+func TestNamespacedNameFlag(t *testing.T) {
+	o := NewOptions()
+	if got := o.APIServiceService.Value(); got.String() != "tapp-system/tapp-apiserver" || o.APIServiceService.Err() != nil {
+		t.Errorf("default --apiservice-service = %v (%v)", got, o.APIServiceService.Err())
+	}
+	fs := pflag.NewFlagSet("", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if f := fs.Lookup("apiservice-service"); f.DefValue != "tapp-system/tapp-apiserver" || f.Value.Type() != "string" {
+		t.Errorf("--apiservice-service shows default %q, type %q", f.DefValue, f.Value.Type())
+	}
+	if err := fs.Parse([]string{"--apiservice-service=platform/api", "--storage-identity-configmap=broken"}); err != nil {
+		t.Fatalf("a flag that is not namespace/name must fail in Validate, with the others, not in parsing: %v", err)
+	}
+	if got := o.APIServiceService.Value(); got.Namespace != "platform" || got.Name != "api" || o.APIServiceService.Err() != nil {
+		t.Errorf("--apiservice-service=platform/api parsed as %v (%v)", got, o.APIServiceService.Err())
+	}
+	if o.Store.Record.Err() == nil || o.Store.Record.String() != "broken" {
+		t.Errorf("--storage-identity-configmap=broken: value %q, error %v", o.Store.Record.String(), o.Store.Record.Err())
+	}
+	var zero NamespacedName
+	if zero.Err() == nil {
+		t.Error("a namespace/name flag never set must not be valid")
+	}
+}
+
+// Run validates before it starts anything: invalid flags leave no embedded etcd data behind, and every error
+// is reported.
 func TestRunValidatesBeforeStartingEtcd(t *testing.T) {
 	o := NewOptions()
 	o.Standalone = true
-	o.EmbeddedEtcd.DataDir = filepath.Join(t.TempDir(), "etcd")
+	dir := t.TempDir()
+	o.Store.EmbeddedEtcd.DataDir = filepath.Join(dir, "etcd")
+	o.Recommended.SecureServing.ServerCert.CertDirectory = filepath.Join(dir, "certs")
 	o.Controllers.Workers = 0
+	o.Store.CheckPeriod = 0
 	err := Run(context.Background(), o)
-	if err == nil || !strings.Contains(err.Error(), "--controller-workers") {
-		t.Fatalf("Run = %v, want the validation error of --controller-workers", err)
+	if err == nil || !strings.Contains(err.Error(), "--controller-workers") || !strings.Contains(err.Error(), "--storage-check-period") {
+		t.Fatalf("Run = %v, want the validation errors of --controller-workers and --storage-check-period", err)
 	}
-	if _, err := os.Stat(o.EmbeddedEtcd.DataDir); !os.IsNotExist(err) {
-		t.Errorf("the embedded etcd was started before validation: %s exists (%v)", o.EmbeddedEtcd.DataDir, err)
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("Run started something before validation: %s holds %v (%v)", dir, entries, err)
 	}
+}
+
+// Without --etcd-servers the embedded etcd is started on a port it listens on at once, and the server reaches
+// it through the standard storage configuration, with the client certificate it issued under --cert-dir.
+func TestStartEmbeddedEtcdPointsTheStorageAtIt(t *testing.T) {
+	dir := t.TempDir()
+	certDir := filepath.Join(dir, "certs")
+	o := parse(t, "--standalone", "--cert-dir="+certDir, "--embedded-etcd-data-dir="+filepath.Join(dir, "etcd"),
+		"--embedded-etcd-unsafe-no-fsync", "--secure-port=6443")
+	o.Complete()
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	stop, err := o.Store.StartEmbeddedEtcd(o.Recommended.SecureServing.BindPort)
+	if err != nil {
+		t.Fatal(err)
+	}
+	transport := o.Recommended.Etcd.StorageConfig.Transport
+	if len(transport.ServerList) != 1 || transport.ServerList[0] != o.Store.EmbeddedEtcd.ClientURL ||
+		!strings.HasPrefix(transport.ServerList[0], "https://127.0.0.1:") || transport.ServerList[0] == "https://127.0.0.1:6443" {
+		t.Errorf("etcd servers %v, embedded etcd on %q: want the embedded etcd, on loopback, not on --secure-port",
+			transport.ServerList, o.Store.EmbeddedEtcd.ClientURL)
+	}
+	certFile, keyFile, caFile := o.Store.EmbeddedEtcd.ClientTLS()
+	if transport.CertFile != certFile || transport.KeyFile != keyFile || transport.TrustedCAFile != caFile ||
+		filepath.Dir(certFile) != filepath.Join(certDir, "etcd") {
+		t.Errorf("storage transport %q %q %q: want the client certificate of %s", transport.CertFile,
+			transport.KeyFile, transport.TrustedCAFile, filepath.Join(certDir, "etcd"))
+	}
+	if _, err := os.Stat(certFile); err != nil {
+		t.Errorf("the client certificate was not written: %v", err)
+	}
+	stop()
+	if servers := o.Recommended.Etcd.StorageConfig.Transport.ServerList; len(servers) != 0 || o.Store.EmbeddedEtcd.ClientURL != "" {
+		t.Errorf("after stop the options still name the stopped etcd: %v %q", servers, o.Store.EmbeddedEtcd.ClientURL)
+	}
+
+	external := parse(t, "--etcd-servers=https://etcd:2379")
+	external.Complete()
+	stop, err = external.Store.StartEmbeddedEtcd()
+	if err != nil || external.Store.EmbeddedEtcd.ClientURL != "" {
+		t.Errorf("with --etcd-servers an embedded etcd was started: %q, %v", external.Store.EmbeddedEtcd.ClientURL, err)
+	}
+	stop()
 }

@@ -18,9 +18,11 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/klog/v2"
 
+	"github.com/tapp-io/tapp-apiserver/pkg/admission/nodepool"
+	"github.com/tapp-io/tapp-apiserver/pkg/admission/podtemplate"
+	"github.com/tapp-io/tapp-apiserver/pkg/admission/quota"
 	"github.com/tapp-io/tapp-apiserver/pkg/apiserver"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/manager"
-	"github.com/tapp-io/tapp-apiserver/pkg/embeddedetcd"
 	generatedopenapi "github.com/tapp-io/tapp-apiserver/pkg/generated/openapi"
 	"github.com/tapp-io/tapp-apiserver/pkg/storagefence"
 )
@@ -49,21 +51,25 @@ func NewCommand(ctx context.Context, o *Options) *cobra.Command {
 	return cmd
 }
 
-// Run completes and validates the options, then starts the server and blocks until ctx is done.
+// Run completes and validates the options, then starts the embedded etcd (without --etcd-servers) and the
+// server, and blocks until ctx is done.
 func Run(ctx context.Context, o *Options) error {
-	if err := o.Complete(); err != nil {
-		return err
-	}
+	o.Complete()
 	if err := o.Validate(); err != nil {
 		return err
 	}
-	if o.EmbeddedEtcd.ClientURL != "" {
-		etcd, err := embeddedetcd.Start(o.EmbeddedEtcd)
-		if err != nil {
-			return err
-		}
-		defer etcd.Stop()
-		klog.InfoS("Started embedded etcd", "dataDir", o.EmbeddedEtcd.DataDir, "url", etcd.ClientURL, "certDir", o.EmbeddedEtcd.CertDir)
+	if o.Standalone {
+		klog.InfoS("Standalone mode: no admission chain, so these admission plugins are skipped",
+			"plugins", []string{podtemplate.PluginName, nodepool.PluginName, quota.PluginName})
+	}
+	// The embedded etcd never takes --secure-port, which the server may not listen on yet.
+	stopEtcd, err := o.Store.StartEmbeddedEtcd(o.Recommended.SecureServing.BindPort)
+	if err != nil {
+		return err
+	}
+	defer stopEtcd()
+	if etcd := o.Store.EmbeddedEtcd; etcd.ClientURL != "" {
+		klog.InfoS("Started embedded etcd", "dataDir", etcd.DataDir, "url", etcd.ClientURL, "certDir", etcd.CertDir)
 	}
 	config, err := NewConfig(o)
 	if err != nil {
@@ -74,12 +80,12 @@ func Run(ctx context.Context, o *Options) error {
 		fence      *storagefence.Fence
 	)
 	if !o.Standalone {
-		if kubeConfig, err = clusterConfig(o); err != nil {
+		if kubeConfig, err = clusterConfig(*o.Store.Kubeconfig); err != nil {
 			return err
 		}
 		// The server does not serve a store that is not the cluster's (docs/install.md).
 		var closeFence func()
-		if fence, closeFence, err = newStorageFence(ctx, o, kubeConfig); err != nil {
+		if fence, closeFence, err = newStorageFence(ctx, o.Store, kubeConfig); err != nil {
 			return err
 		}
 		defer closeFence()
@@ -132,9 +138,9 @@ var errControllers = errors.New("the embedded controllers failed")
 
 // clusterConfig is the client configuration of the cluster the controllers work in: --kubeconfig, else the
 // in-cluster configuration.
-func clusterConfig(o *Options) (*rest.Config, error) {
-	if path := o.Recommended.CoreAPI.CoreAPIKubeconfigPath; path != "" {
-		return clientcmd.BuildConfigFromFlags("", path)
+func clusterConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		return clientcmd.BuildConfigFromFlags("", kubeconfig)
 	}
 	config, err := rest.InClusterConfig()
 	if err != nil {
@@ -143,7 +149,9 @@ func clusterConfig(o *Options) (*rest.Config, error) {
 	return config, nil
 }
 
-// NewConfig turns the options into a server configuration.
+// NewConfig turns the completed and validated options into a server configuration; without --etcd-servers,
+// the embedded etcd must run (Options.Store.StartEmbeddedEtcd), its URL is the storage's. It writes the
+// self-signed serving certificate when none is given.
 func NewConfig(o *Options) (*apiserver.Config, error) {
 	if err := o.Recommended.SecureServing.MaybeDefaultWithSelfSignedCerts(
 		"localhost", o.AlternateDNS, []net.IP{net.ParseIP("127.0.0.1")}); err != nil {
@@ -163,11 +171,7 @@ func NewConfig(o *Options) (*apiserver.Config, error) {
 	}
 	config.ShutdownWatchTerminationGracePeriod = o.ShutdownWatchTerminationGracePeriod
 	config.ShutdownDelayDuration = o.ShutdownDelayDuration
-	target, err := o.apiServiceTarget()
-	if err != nil {
-		return nil, err
-	}
-	return &apiserver.Config{GenericConfig: config, APIServiceTarget: target}, nil
+	return &apiserver.Config{GenericConfig: config, APIServiceTarget: o.APIServiceService.Value()}, nil
 }
 
 // writeKubeconfig writes a kubeconfig that reaches the server on its loopback address and trusts its

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -17,18 +18,13 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
-	"github.com/tapp-io/tapp-apiserver/pkg/embeddedetcd"
 	"github.com/tapp-io/tapp-apiserver/pkg/storagefence"
 )
 
 // newStorageFence builds the fence of a server in cluster mode: its store through the server's storage
 // configuration, the record through kubeConfig, Events in the record's namespace.
-func newStorageFence(ctx context.Context, o *Options, kubeConfig *rest.Config) (*storagefence.Fence, func(), error) {
-	name, err := o.storageRecord()
-	if err != nil {
-		return nil, nil, err
-	}
-	store, err := storagefence.NewStore(o.Recommended.Etcd.StorageConfig)
+func newStorageFence(ctx context.Context, s *StoreOptions, kubeConfig *rest.Config) (*storagefence.Fence, func(), error) {
+	store, err := storagefence.NewStore(s.Etcd.StorageConfig)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -43,7 +39,7 @@ func newStorageFence(ctx context.Context, o *Options, kubeConfig *rest.Config) (
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 	recorder := broadcaster.NewRecorder(clientgoscheme.Scheme, corev1.EventSource{Component: "tapp-apiserver", Host: host})
-	fence := storagefence.New(store, &storagefence.Cluster{Client: kube, Name: name}, recorder, o.StorageCheckPeriod)
+	fence := storagefence.New(store, &storagefence.Cluster{Client: kube, Name: s.Record.Value()}, recorder, s.CheckPeriod)
 	return fence, func() {
 		broadcaster.Shutdown()
 		_ = store.Close()
@@ -52,7 +48,11 @@ func newStorageFence(ctx context.Context, o *Options, kubeConfig *rest.Config) (
 
 // NewStorageCommand returns the storage subcommand: status and accept of the store's identity.
 func NewStorageCommand(ctx context.Context) *cobra.Command {
-	o := NewOptions()
+	// The server's flags of the store, with their defaults and help texts; nothing else of the server.
+	defaults := newRecommendedOptions()
+	o := newStoreOptions(defaults.Etcd, &defaults.SecureServing.ServerCert.CertDirectory, &defaults.CoreAPI.CoreAPIKubeconfigPath)
+	// Only failures matter here, and Start returns them; etcd's own errors on closing are noise.
+	o.EmbeddedEtcd.LogLevel = "panic"
 	cmd := &cobra.Command{
 		Use:   "storage",
 		Short: "Show or accept the identity of the store, which the server compares with the cluster's record",
@@ -64,18 +64,10 @@ func NewStorageCommand(ctx context.Context) *cobra.Command {
 			"`accept --confirm` makes the current store the cluster's. Give the server's flags (--etcd-servers, " +
 			"--etcd-prefix, --etcd-cafile, --etcd-certfile, --etcd-keyfile, --kubeconfig, " +
 			"--storage-identity-configmap). Without --etcd-servers the embedded etcd of --embedded-etcd-data-dir " +
-			"is opened, which needs the server stopped. Standalone mode keeps no record.",
+			"(certificates under --cert-dir) is opened, which needs the server stopped. Standalone mode keeps no record.",
 	}
 	cmd.SetContext(ctx)
-	fs := cmd.PersistentFlags()
-	fs.StringVar(&o.Recommended.CoreAPI.CoreAPIKubeconfigPath, "kubeconfig", "",
-		"kubeconfig of the cluster that holds the record (default: in-cluster)")
-	o.Recommended.Etcd.AddFlags(fs)
-	fs.StringVar(&o.EmbeddedEtcd.DataDir, "embedded-etcd-data-dir", o.EmbeddedEtcd.DataDir,
-		"Data directory of the embedded etcd, when --etcd-servers is not set (the server must be stopped).")
-	fs.StringVar(&o.Recommended.SecureServing.ServerCert.CertDirectory, "cert-dir", o.Recommended.SecureServing.ServerCert.CertDirectory,
-		"Where the embedded etcd writes its certificates, when --etcd-servers is not set.")
-	o.addStorageFlags(fs)
+	o.AddFlags(cmd.PersistentFlags())
 
 	var confirm bool
 	status := &cobra.Command{
@@ -110,28 +102,22 @@ func NewStorageCommand(ctx context.Context) *cobra.Command {
 	return cmd
 }
 
-// withStorage connects to the store and the cluster the flags give (starting the embedded etcd without
-// --etcd-servers) and runs f.
-func withStorage(ctx context.Context, o *Options, f func(context.Context, *storagefence.Store, *storagefence.Cluster) error) error {
-	o.Standalone = false
-	if err := o.Complete(); err != nil {
+// withStorage completes and validates the flags, connects to the store and the cluster they give (starting the
+// embedded etcd without --etcd-servers) and runs f.
+func withStorage(ctx context.Context, o *StoreOptions, f func(context.Context, *storagefence.Store, *storagefence.Cluster) error) error {
+	o.Complete()
+	if err := utilerrors.NewAggregate(o.Validate()); err != nil {
 		return err
 	}
-	name, err := o.storageRecord()
+	stopEtcd, err := o.StartEmbeddedEtcd()
 	if err != nil {
-		return err
+		return fmt.Errorf("opening the embedded etcd of %s (stop the server first): %w", o.EmbeddedEtcd.DataDir, err)
 	}
+	defer stopEtcd()
 	if o.EmbeddedEtcd.ClientURL != "" {
-		// Only failures matter here, and Start returns them; etcd's own errors on closing are noise.
-		o.EmbeddedEtcd.LogLevel = "panic"
-		etcd, err := embeddedetcd.Start(o.EmbeddedEtcd)
-		if err != nil {
-			return fmt.Errorf("opening the embedded etcd of %s (stop the server first): %w", o.EmbeddedEtcd.DataDir, err)
-		}
-		defer etcd.Stop()
 		klog.V(2).InfoS("Started embedded etcd", "dataDir", o.EmbeddedEtcd.DataDir)
 	}
-	kubeConfig, err := clusterConfig(o)
+	kubeConfig, err := clusterConfig(*o.Kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -140,14 +126,14 @@ func withStorage(ctx context.Context, o *Options, f func(context.Context, *stora
 	if err != nil {
 		return err
 	}
-	store, err := storagefence.NewStore(o.Recommended.Etcd.StorageConfig)
+	store, err := storagefence.NewStore(o.Etcd.StorageConfig)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	return f(ctx, store, &storagefence.Cluster{Client: kube, Name: name})
+	return f(ctx, store, &storagefence.Cluster{Client: kube, Name: o.Record.Value()})
 }
 
 func runAccept(ctx context.Context, out io.Writer, store *storagefence.Store, cluster *storagefence.Cluster, confirm bool) error {
