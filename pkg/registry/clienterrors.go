@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
@@ -25,7 +26,8 @@ import (
 // k8s.io/apiserver's store reports some mistakes of the client as internal errors, because they surface
 // below validation: a resourceVersion on create (storage.ErrResourceVersionSetOnCreate), a resourceVersion
 // that is not a number on update or watch (strconv errors from the versioner), an object larger than etcd
-// takes (an etcd or gRPC error), and a server-side apply whose body does not fit the schema ("failed to
+// takes (an etcd or gRPC error; for a server-side apply, counting its managedFields, which the apply handler
+// never retries without), and a server-side apply whose body does not fit the schema ("failed to
 // create typed patch object", from the managedFields type converter). The REST wrappers of this package
 // check the same things before storage, or translate the one error that can only be seen afterwards, and
 // answer 4xx with the field at fault.
@@ -72,7 +74,7 @@ func (g guard) update(ctx context.Context, name string, objInfo rest.UpdatedObje
 // createValidation checks the size of the object to create, then runs next.
 func (g guard) createValidation(next rest.ValidateObjectFunc) rest.ValidateObjectFunc {
 	return func(ctx context.Context, obj runtime.Object) error {
-		if err := g.checkSize(obj); err != nil {
+		if err := g.checkWriteSize(ctx, obj); err != nil {
 			return err
 		}
 		if next == nil {
@@ -85,7 +87,7 @@ func (g guard) createValidation(next rest.ValidateObjectFunc) rest.ValidateObjec
 // updateValidation checks the size of the updated object, then runs next.
 func (g guard) updateValidation(next rest.ValidateObjectUpdateFunc) rest.ValidateObjectUpdateFunc {
 	return func(ctx context.Context, obj, old runtime.Object) error {
-		if err := g.checkSize(obj); err != nil {
+		if err := g.checkWriteSize(ctx, obj); err != nil {
 			return err
 		}
 		if next == nil {
@@ -95,9 +97,30 @@ func (g guard) updateValidation(next rest.ValidateObjectUpdateFunc) rest.Validat
 	}
 }
 
-// checkSize refuses an object whose encoding, managedFields aside, exceeds MaxStoredObjectBytes. With
-// managedFields the upstream handlers retry without them when etcd refuses the object, so only what would
-// still be too large then is refused here.
+// checkWriteSize is checkSize for the write of ctx. The upstream create, update and patch handlers retry
+// without managedFields when etcd refuses an object, so for them only what would still be too large then is
+// refused. Server-side apply makes no such retry (field ownership is what it records), so an applied object is
+// measured with its managedFields, and the refusal says how much of it they are.
+func (g guard) checkWriteSize(ctx context.Context, obj runtime.Object) error {
+	if err := g.checkSize(obj); err != nil || !IsServerSideApply(ctx) {
+		return err
+	}
+	accessor, err := meta.Accessor(obj)
+	if err != nil || len(accessor.GetManagedFields()) == 0 {
+		return nil
+	}
+	whole, err := json.Marshal(obj)
+	if err != nil || len(whole) <= MaxStoredObjectBytes {
+		return nil
+	}
+	managed, err := json.Marshal(accessor.GetManagedFields())
+	if err != nil {
+		return nil
+	}
+	return applyTooLarge(g.kind(obj), accessor.GetName(), len(whole), len(managed))
+}
+
+// checkSize refuses an object whose encoding, managedFields aside, exceeds MaxStoredObjectBytes.
 func (g guard) checkSize(obj runtime.Object) error {
 	accessor, err := meta.Accessor(obj)
 	if err != nil {
@@ -112,6 +135,51 @@ func (g guard) checkSize(obj runtime.Object) error {
 	}
 	return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf(
 		"the %s would be stored as %d bytes; the storage takes at most %d", g.kind(obj).Kind, len(encoded), MaxStoredObjectBytes))
+}
+
+// applyTooLarge is the 413 for an applied object that fits the storage only without its managedFields.
+func applyTooLarge(kind schema.GroupKind, name string, size, managedSize int) error {
+	msg := fmt.Sprintf("the %s would be stored as %d bytes, %d of them metadata.managedFields, the field ownership "+
+		"server-side apply must record (an object stored without them gets them for all its fields on its first apply); "+
+		"the storage takes at most %d. Server-side apply cannot write an object this large: make it smaller, or write it "+
+		"with create, update or a patch of another type, which store it without managedFields when they do not fit",
+		kind.Kind, size, managedSize, MaxStoredObjectBytes)
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusRequestEntityTooLarge,
+		Reason:  metav1.StatusReasonRequestEntityTooLarge,
+		Message: "Request entity too large: " + msg,
+		Details: &metav1.StatusDetails{
+			Name:  name,
+			Group: kind.Group,
+			Kind:  kind.Kind,
+			Causes: []metav1.StatusCause{{
+				Type:    metav1.CauseTypeTooLong,
+				Message: msg,
+				Field:   "metadata.managedFields",
+			}},
+		},
+	}}
+}
+
+type serverSideApplyKey struct{}
+
+// WithServerSideApply marks ctx as the context of a server-side apply request (an apply-patch body), whose
+// objects checkWriteSize measures with their managedFields.
+func WithServerSideApply(ctx context.Context) context.Context {
+	return context.WithValue(ctx, serverSideApplyKey{}, true)
+}
+
+// IsServerSideApply reports whether ctx was marked by WithServerSideApply.
+func IsServerSideApply(ctx context.Context) bool {
+	applied, _ := ctx.Value(serverSideApplyKey{}).(bool)
+	return applied
+}
+
+// SizeCheckedUpdateValidation runs the size check of the REST wrappers of this package on the updated object,
+// then next; for storage that updates store itself (the scale subresource).
+func SizeCheckedUpdateValidation(store *genericregistry.Store, next rest.ValidateObjectUpdateFunc) rest.ValidateObjectUpdateFunc {
+	return guard{store}.updateValidation(next)
 }
 
 func (g guard) watch(ctx context.Context, options *metainternalversion.ListOptions) (watch.Interface, error) {

@@ -58,10 +58,11 @@ func (r *ScaleREST) Get(ctx context.Context, name string, options *metav1.GetOpt
 	return scaleFromTApp(obj.(*tkestack.TApp)), nil
 }
 
-// Update changes spec.replicas of a TApp through its Scale.
+// Update changes spec.replicas of a TApp through its Scale. The TApp is checked against the storage limit
+// as writes to the main resource are (a scale write adds to its managedFields).
 func (r *ScaleREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, _ bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
 	obj, _, err := r.store.Update(ctx, name, &scaleUpdatedObjectInfo{name: name, reqObjInfo: registry.CheckedObjectInfo(r.store, name, objInfo)},
-		toScaleCreateValidation(createValidation), toScaleUpdateValidation(updateValidation), false, options)
+		toScaleCreateValidation(createValidation), registry.SizeCheckedUpdateValidation(r.store, toScaleUpdateValidation(updateValidation)), false, options)
 	if err != nil {
 		return nil, false, err
 	}
