@@ -72,15 +72,15 @@ func (c *Config) Complete() CompletedConfig {
 	}
 	// The strategic merge patch front is innermost (set last): it reads the store only for
 	// authorized requests to a store the fence lets through. Before it, in order: server-side apply
-	// requests are marked for the registry's size check (markApply), and instance keys are checked
-	// (instanceKeys).
+	// requests are marked for the registry's size check (markApply), the TApp alias "DefaultTemplateName"
+	// is folded into defaultTemplateName (legacyAlias), and instance keys are checked (instanceKeys).
 	front := &strategicMergeFront{scheme: Scheme, codecs: Codecs, maxBody: c.GenericConfig.MaxRequestBodyBytes}
 	if front.maxBody <= 0 {
 		front.maxBody = defaultMaxPatchBody
 	}
 	buildWithFront := c.GenericConfig.BuildHandlerChainFunc
 	c.GenericConfig.BuildHandlerChainFunc = func(api http.Handler, config *genericapiserver.Config) http.Handler {
-		return buildWithFront(markApply(front.instanceKeys(front.handler(api))), config)
+		return buildWithFront(markApply(front.legacyAlias(front.instanceKeys(front.handler(api)))), config)
 	}
 	return CompletedConfig{generic: c.GenericConfig.Complete(), apiServiceTarget: target,
 		clientConfig: c.GenericConfig.ClientConfig, fence: c.StorageFence, patchFront: front}
