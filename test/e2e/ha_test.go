@@ -314,6 +314,29 @@ func startHACluster(t *testing.T) (*localcluster.Cluster, kubernetes.Interface, 
 		if err := c.CheckLoopbackOnly(); err != nil {
 			t.Error(err)
 		}
+		// And the check saw the replicas: each running one listens in the cluster's namespace, not on the host.
+		listeners, err := c.Listeners()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for i := 0; i < c.Replicas(); i++ {
+			if c.PID(localcluster.ReplicaName(i)) == 0 {
+				continue
+			}
+			found := false
+			for _, l := range listeners {
+				if l.Process == localcluster.ReplicaName(i) {
+					found = true
+					if l.Namespace == "host" || l.Address.IsLoopback() {
+						t.Errorf("%v: a replica must listen on its network namespace's address", l)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no listener of %s among %v", localcluster.ReplicaName(i), listeners)
+			}
+		}
 	})
 	kube, err := kubernetes.NewForConfig(c.AdminConfig)
 	if err != nil {
