@@ -480,8 +480,13 @@ func TestMigrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The file migrate registers is a copy from a cluster (kubectl get -o yaml): a List with the server's fields.
+	copied, err := apiServicesAsCopied(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
 	apiServices := filepath.Join(c.dir, "apiservices.yaml")
-	if err := os.WriteFile(apiServices, manifest, 0o644); err != nil {
+	if err := os.WriteFile(apiServices, copied, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// The same APIServices pointing at a port nothing listens on: they never become Available.
@@ -550,6 +555,11 @@ func TestMigrate(t *testing.T) {
 		t.Fatal("migrate succeeded with APIServices that cannot become Available")
 	}
 	requireContains(t, "the interrupted run", out, "deleted CustomResourceDefinition tapps.apps.tkestack.io", "is not Available after 45s", "run migrate again")
+	// The wait reports what the aggregator says, not its own deadline.
+	requireContains(t, "the interrupted run", out, "(Available=False: ")
+	if strings.Contains(out, "exceed context deadline") {
+		t.Errorf("the interrupted run reports the deadline instead of the last error:\n%s", out)
+	}
 	if _, err := c.dyn.Resource(crdsV1).Get(ctx, "tapps.apps.tkestack.io", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("the TApp CRD is still there after the interrupted run: %v", err)
 	}
@@ -569,7 +579,7 @@ func TestMigrate(t *testing.T) {
 		c.dumpState(t, ns)
 		t.Fatalf("the second run failed: %v", err)
 	}
-	requireContains(t, "the second run", out, "registered APIService v1.apps.tkestack.io (Available)",
+	requireContains(t, "the second run", out, "ignoring the fields the API server sets", "registered APIService v1.apps.tkestack.io (Available)",
 		"created TApp shop/web on tapp-apiserver", "created NodePool hangzhou on tapp-apiserver", "created YurtAppDaemon shop/edge on tapp-apiserver",
 		"TApp shop/web: 6/6 pods and claims adopted with their UIDs", "0 replaced, 0 gone, 0 conflicts",
 		"YurtAppDaemon shop/edge: 1/1 workloads adopted with their UIDs")
