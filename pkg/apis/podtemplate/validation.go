@@ -72,8 +72,8 @@ func validatePodSpec(spec *corev1.PodSpec, claimNames sets.Set[string], fldPath 
 	}
 	containerNames := sets.New[string]()
 	portNames := sets.New[string]()
-	allErrs = append(allErrs, validateContainers(spec.InitContainers, true, spec.RestartPolicy, containerNames, portNames, mountable, fldPath.Child("initContainers"))...)
-	allErrs = append(allErrs, validateContainers(spec.Containers, false, spec.RestartPolicy, containerNames, portNames, mountable, fldPath.Child("containers"))...)
+	allErrs = append(allErrs, validateContainers(spec.InitContainers, spec.RestartPolicy, containerNames, portNames, mountable, fldPath.Child("initContainers"))...)
+	allErrs = append(allErrs, validateContainers(spec.Containers, spec.RestartPolicy, containerNames, portNames, mountable, fldPath.Child("containers"))...)
 	if len(spec.EphemeralContainers) > 0 {
 		allErrs = append(allErrs, field.Forbidden(fldPath.Child("ephemeralContainers"), "ephemeral containers are not allowed in a pod template"))
 	}
@@ -114,21 +114,15 @@ func validateVolumes(volumes []corev1.Volume, fldPath *field.Path) (sets.Set[str
 	return names, allErrs
 }
 
-// validateContainers checks one container list (init reports whether it is spec.initContainers).
-// containerNames and portNames collect names across the lists of a pod so that duplicates are found between
-// init containers and containers too.
-func validateContainers(containers []corev1.Container, init bool, podRestartPolicy corev1.RestartPolicy,
+// validateContainers checks one container list. containerNames and portNames collect names across the lists
+// of a pod so that duplicates are found between init containers and containers too.
+func validateContainers(containers []corev1.Container, podRestartPolicy corev1.RestartPolicy,
 	containerNames, portNames, mountable sets.Set[string], fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	for i := range containers {
 		container := &containers[i]
 		idxPath := fldPath.Index(i)
-		resizePath := idxPath.Child("resizePolicy")
-		allErrs = append(allErrs, validateResizePolicy(container.ResizePolicy, podRestartPolicy, resizePath)...)
-		sidecar := container.RestartPolicy != nil && *container.RestartPolicy == corev1.ContainerRestartPolicyAlways
-		if init && !sidecar && len(container.ResizePolicy) > 0 {
-			allErrs = append(allErrs, field.Forbidden(resizePath, "may not be set for init containers without restartPolicy=Always"))
-		}
+		allErrs = append(allErrs, validateResizePolicy(container.ResizePolicy, podRestartPolicy, idxPath.Child("resizePolicy"))...)
 		allErrs = append(allErrs, validateContainerName(container.Name, containerNames, idxPath.Child("name"))...)
 		if strings.TrimSpace(container.Image) == "" {
 			allErrs = append(allErrs, field.Required(idxPath.Child("image"), "a container image is required"))
@@ -151,9 +145,10 @@ var SupportedResizeResources = []string{string(corev1.ResourceCPU), string(corev
 // SupportedResizeRestartPolicies are the values of a resizePolicy entry's restartPolicy.
 var SupportedResizeRestartPolicies = []string{string(corev1.NotRequired), string(corev1.RestartContainer)}
 
-// validateResizePolicy checks a container's resizePolicy as the core API does: one entry per resource, each
-// naming cpu or memory and a restart policy (no defaulting fills either), and only NotRequired in a pod
-// whose restartPolicy is Never (a restarted container would never come back).
+// validateResizePolicy checks a container's resizePolicy (of a container or an init container) as the core
+// API does: one entry per resource, each naming cpu or memory and a restart policy (no defaulting fills
+// either), and only NotRequired in a pod whose restartPolicy is Never (a restarted container would never come
+// back).
 func validateResizePolicy(policies []corev1.ContainerResizePolicy, podRestartPolicy corev1.RestartPolicy, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	seen := sets.New[corev1.ResourceName]()
