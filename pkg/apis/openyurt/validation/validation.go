@@ -187,6 +187,7 @@ func validateTemplateCommon(meta *metav1.ObjectMeta, workloadSelector *metav1.La
 		allErrs = append(allErrs, field.Invalid(tplPath.Child("metadata", "labels"), podTemplate.Labels, labelsMismatchMsg))
 	}
 	allErrs = append(allErrs, podtemplate.ValidatePodTemplateSpec(podTemplate, claimNames, tplPath)...)
+	allErrs = append(allErrs, validateWorkloadPodSpec(&podTemplate.Spec, tplPath)...)
 	if p := podTemplate.Spec.RestartPolicy; p != "" && p != corev1.RestartPolicyAlways {
 		allErrs = append(allErrs, field.NotSupported(tplPath.Child("spec", "restartPolicy"), p, []corev1.RestartPolicy{corev1.RestartPolicyAlways}))
 	}
@@ -205,6 +206,7 @@ func validateDeploymentTemplate(t *openyurt.DeploymentTemplateSpec, specSelector
 	if spec.RevisionHistoryLimit != nil {
 		allErrs = append(allErrs, apivalidation.ValidateNonnegativeField(int64(*spec.RevisionHistoryLimit), specPath.Child("revisionHistoryLimit"))...)
 	}
+	allErrs = append(allErrs, validateDeploymentDeadline(spec, specPath)...)
 	if spec.ProgressDeadlineSeconds != nil && *spec.ProgressDeadlineSeconds <= spec.MinReadySeconds {
 		allErrs = append(allErrs, field.Invalid(specPath.Child("progressDeadlineSeconds"), *spec.ProgressDeadlineSeconds, progressDeadlineMsg))
 	}
@@ -222,7 +224,7 @@ func validateDeploymentTemplate(t *openyurt.DeploymentTemplateSpec, specSelector
 			allErrs = append(allErrs, field.Forbidden(ruPath, recreateRollingMsg))
 		}
 		muErrs := validateIntOrPercent(ru.MaxUnavailable, ruPath.Child("maxUnavailable"))
-		msErrs := validateIntOrPercent(ru.MaxSurge, ruPath.Child("maxSurge"))
+		msErrs := validateMaxSurge(ru.MaxSurge, ruPath.Child("maxSurge"))
 		allErrs = append(allErrs, muErrs...)
 		allErrs = append(allErrs, msErrs...)
 		if len(muErrs) == 0 && len(msErrs) == 0 && isZero(ru.MaxUnavailable) && isZero(ru.MaxSurge) {
@@ -258,6 +260,8 @@ func validateStatefulSetTemplate(t *openyurt.StatefulSetTemplateSpec, specSelect
 			allErrs = append(allErrs, field.Invalid(specPath.Child("serviceName"), spec.ServiceName, msg))
 		}
 	}
+
+	allErrs = append(allErrs, validateStatefulSetExtras(spec, specPath)...)
 
 	switch spec.PodManagementPolicy {
 	case "", appsv1.OrderedReadyPodManagement, appsv1.ParallelPodManagement:
@@ -340,7 +344,8 @@ func validateVolumeClaimTemplate(pvc *corev1.PersistentVolumeClaim, names sets.S
 	return allErrs
 }
 
-// validateIntOrPercent accepts nil, a non-negative integer or a percentage between 0% and 100%.
+// validateIntOrPercent accepts nil, a non-negative integer or a percentage between 0% and 100% (the rule of
+// maxUnavailable; maxSurge has validateMaxSurge).
 func validateIntOrPercent(v *intstr.IntOrString, fldPath *field.Path) field.ErrorList {
 	if v == nil {
 		return nil
@@ -417,6 +422,7 @@ func validateYurtAppDaemonStatus(status *openyurt.YurtAppDaemonStatus, fldPath *
 		allErrs = append(allErrs, field.NotSupported(fldPath.Child("templateType"), status.TemplateType, supportedTemplateTypes))
 	}
 	allErrs = append(allErrs, validateUniqueNames(status.NodePools, fldPath.Child("nodepools"))...)
+	allErrs = append(allErrs, validateStatusContents(status, fldPath)...)
 	return allErrs
 }
 
