@@ -50,11 +50,16 @@ func desiredStatus(cached, yad *v1alpha1.YurtAppDaemon, revision string, plan *p
 	reason, message, ok := actions.Summary(failures)
 	if !ok {
 		status.Conditions = policy.RemoveCondition(status.Conditions, policy.ConditionFailure)
-		return *status
+	} else {
+		status.Conditions = policy.SetCondition(status.Conditions, v1alpha1.YurtAppDaemonCondition{
+			Type: policy.ConditionFailure, Status: corev1.ConditionTrue, Reason: reason, Message: message,
+		}, now)
 	}
-	status.Conditions = policy.SetCondition(status.Conditions, v1alpha1.YurtAppDaemonCondition{
-		Type: policy.ConditionFailure, Status: corev1.ConditionTrue, Reason: reason, Message: message,
-	}, now)
+	// The server refuses a status whose condition message is longer than the core API allows; the
+	// Provisioned message names every conflict, which has no bound of its own.
+	for i := range status.Conditions {
+		status.Conditions[i].Message = actions.TruncateMessage(status.Conditions[i].Message)
+	}
 	return *status
 }
 
