@@ -14,8 +14,13 @@ import (
 )
 
 // This file holds the checks of a YurtAppDaemon's workload templates that follow the core API's rules for
-// Deployments and StatefulSets field by field (a template must be accepted exactly when the workload it
-// renders would be), and the bounds of its status.
+// Deployments and StatefulSets field by field: what the core API refuses in the workload a template renders
+// is refused with the same rule, and what it accepts in these fields (a maxSurge above 100%) is accepted.
+// The package keeps a few checks the core API does not make, on purpose: a StatefulSet template's pod
+// template and claim templates are checked as the pods and claims its controller creates will be (the core
+// API checks neither in a StatefulSet), its serviceName is a DNS label (the pods' subdomain), its
+// revisionHistoryLimit is not negative, and rollingUpdate.partition is refused (one template for every pool).
+// The bounds of the status are here too.
 
 const (
 	activeDeadlineMsg = "may not be set in a workload's pod template: the workload's pods run until replaced"
