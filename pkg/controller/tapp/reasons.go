@@ -1,7 +1,7 @@
 package tapp
 
-// Reasons of the TApp controller's Events, of its status conditions and of the failures it reports in
-// ReplicaFailure. Other packages refer to them here rather than repeat the strings.
+// Reasons of the TApp controller's Events and of the failures it reports in ReplicaFailure (the reasons of
+// the conditions the policy decides are policy's). Other packages refer to them here rather than repeat the strings.
 const (
 	// ReasonInstanceConflict: an instance's pod or claim name is held by an object that is not the TApp's.
 	ReasonInstanceConflict = "InstanceConflict"
@@ -49,14 +49,4 @@ const (
 	ReasonFailedClaimOwner = "FailedClaimOwner"
 	// ReasonTemplatesPruned: unused templates were removed from spec.templatePool.
 	ReasonTemplatesPruned = "TemplatesPruned"
-	// ReasonMinimumInstancesAvailable: the Available condition is True.
-	ReasonMinimumInstancesAvailable = "MinimumInstancesAvailable"
-	// ReasonMinimumInstancesUnavailable: the Available condition is False.
-	ReasonMinimumInstancesUnavailable = "MinimumInstancesUnavailable"
-	// ReasonRolloutComplete: the Progressing condition: every wanted instance runs its current template and is ready.
-	ReasonRolloutComplete = "RolloutComplete"
-	// ReasonRolloutInProgress: the Progressing condition: a rollout is under way.
-	ReasonRolloutInProgress = "RolloutInProgress"
-	// ReasonRolloutPaused: the Progressing and Paused conditions: spec.updateStrategy.paused holds the rollout.
-	ReasonRolloutPaused = "RolloutPaused"
 )

@@ -2,96 +2,26 @@ package tapp
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/actions"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 )
 
-// desiredStatus returns the status to report for tapp, given the plan's view of its pods, its revisions and
-// the failures of this sync. Conditions keep their transition times while their status does not change.
-//
-// status.updateRevision is the revision of the spec's templates; status.currentRevision stays the revision
-// the instances ran before the rollout until every wanted instance runs the spec's templates
-// (policy.RolloutComplete), then becomes the update revision. status.collisionCount is tapp's (raised by
-// syncRevisions on a collision).
+// desiredStatus returns the status the policy decides for tapp (policy.DesiredStatus), with the failures of
+// this sync in its ReplicaFailure condition. Conflicts are optimistic-concurrency retries, not failures a
+// user should see (actions.Summary leaves them out).
 func desiredStatus(tapp *tkestackv1.TApp, s policy.Status, revisions policy.Revisions, collisionCount *int32, failures []actions.Failure) tkestackv1.TAppStatus {
-	status := *tapp.Status.DeepCopy()
-	status.ObservedGeneration = tapp.Generation
-	status.Replicas = s.Replicas
-	status.ReadyReplicas = s.ReadyReplicas
-	status.UpdatedReplicas = s.UpdatedReplicas
-	status.UpdatedReadyReplicas = s.UpdatedReadyReplicas
-	status.AvailableReplicas = s.AvailableReplicas
-	status.AppStatus = s.App
-	status.Statuses = s.Instances
-	if revisions.Update != "" {
-		status.UpdateRevision, status.CurrentRevision = revisions.Update, revisions.Current
-		if policy.RolloutComplete(tapp, s) {
-			status.CurrentRevision = revisions.Update
-		}
-		status.CollisionCount = collisionCount
-	}
-	// status.scaleLabelSelector is the API server's: its strategy renders spec.selector at every write.
-
-	wanted := policy.WantedInstances(tapp)
-	maxUnavailable := int32(policy.MaxUnavailable(tapp.Spec.UpdateStrategy.MaxUnavailable, strconv.Itoa(tkestack.DefaultMaxUnavailable), int(wanted)))
-	minAvailable := wanted - maxUnavailable
-	if minAvailable < 0 {
-		minAvailable = 0
-	}
-	available := metav1.Condition{Type: tkestackv1.TAppAvailable, Status: metav1.ConditionTrue, Reason: ReasonMinimumInstancesAvailable,
-		Message: fmt.Sprintf("%d of %d instances ready, at least %d required", s.ReadyReplicas, wanted, minAvailable)}
-	counted := s.ReadyReplicas
-	if tapp.Spec.MinReadySeconds > 0 {
-		counted = s.AvailableReplicas
-		available.Message = fmt.Sprintf("%d of %d instances available (ready for %ds), at least %d required", s.AvailableReplicas, wanted, tapp.Spec.MinReadySeconds, minAvailable)
-	}
-	if counted < minAvailable {
-		available.Status, available.Reason = metav1.ConditionFalse, ReasonMinimumInstancesUnavailable
-	}
-	progressing := metav1.Condition{Type: tkestackv1.TAppProgressing, Status: metav1.ConditionTrue, Reason: ReasonRolloutComplete,
-		Message: fmt.Sprintf("all %d instances run their current template and are ready", wanted)}
-	if s.UpdatedReadyReplicas < wanted {
-		progressing.Reason = ReasonRolloutInProgress
-		progressing.Message = fmt.Sprintf("%d of %d instances updated, %d of them ready", s.UpdatedReplicas, wanted, s.UpdatedReadyReplicas)
-	}
-	if tapp.Spec.UpdateStrategy.Paused {
-		progressing.Status, progressing.Reason = metav1.ConditionUnknown, ReasonRolloutPaused
-		progressing.Message = fmt.Sprintf("rollout paused by spec.updateStrategy.paused: %d of %d instances updated", s.UpdatedReplicas, wanted)
-		setCondition(&status.Conditions, metav1.Condition{Type: tkestackv1.TAppPaused, Status: metav1.ConditionTrue, Reason: ReasonRolloutPaused,
-			Message: "spec.updateStrategy.paused is true: no instance is updated; new instances use status.currentRevision"}, tapp.Generation)
-	} else {
-		meta.RemoveStatusCondition(&status.Conditions, tkestackv1.TAppPaused)
-		if p := tapp.Spec.UpdateStrategy.Partition; p > 0 && progressing.Reason == ReasonRolloutInProgress {
-			progressing.Message += fmt.Sprintf("; instances below updateStrategy.partition %d keep status.currentRevision", p)
-		}
-	}
-	setCondition(&status.Conditions, available, tapp.Generation)
-	setCondition(&status.Conditions, progressing, tapp.Generation)
-
-	// Conflicts are optimistic-concurrency retries, not failures a user should see (actions.Summary).
+	var failure policy.Failure
 	if reason, message, ok := actions.Summary(failures); ok {
-		setCondition(&status.Conditions, metav1.Condition{Type: tkestackv1.TAppReplicaFailure, Status: metav1.ConditionTrue,
-			Reason: reason, Message: message}, tapp.Generation)
-	} else {
-		meta.RemoveStatusCondition(&status.Conditions, tkestackv1.TAppReplicaFailure)
+		failure = policy.Failure{Reason: reason, Message: message}
 	}
-	return status
-}
-
-func setCondition(conditions *[]metav1.Condition, c metav1.Condition, generation int64) {
-	c.ObservedGeneration = generation
-	meta.SetStatusCondition(conditions, c)
+	return policy.DesiredStatus(tapp, s, revisions, collisionCount, failure)
 }
 
 // statusPace is how often, at most, the status of one TApp is written while only the progress of its
