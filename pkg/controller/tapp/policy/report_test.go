@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -24,7 +25,7 @@ func TestDesiredStatus(t *testing.T) {
 	revs := Revisions{Update: "web-new", Current: "web-old"}
 	type want struct {
 		available, progressing, paused, failure string // "Status/Reason", "" for absent
-		current                                    string
+		current                                 string
 	}
 	cond := func(status tkestackv1.TAppStatus, typ string) string {
 		c := meta.FindStatusCondition(status.Conditions, typ)
@@ -32,7 +33,7 @@ func TestDesiredStatus(t *testing.T) {
 			return ""
 		}
 		if c.ObservedGeneration != 4 {
-			return "observedGeneration " + string(rune('0'+c.ObservedGeneration))
+			return fmt.Sprintf("observedGeneration %d", c.ObservedGeneration)
 		}
 		return string(c.Status) + "/" + c.Reason
 	}
