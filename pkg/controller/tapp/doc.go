@@ -7,8 +7,9 @@
 // status.updateRevision. A pod belongs to the TApp its controller reference names by group, kind,
 // name and UID.
 //
-// The controller never decides what to do itself: policy.ComputePlanWithRevisions does, from the TApp and a snapshot of
-// its pods. Each pod write raises an expectation (pkg/controller/expectations, by pod name); while the pod
+// The controller never decides what to do or what to report itself: policy.ComputePlanWithRevisions decides
+// the actions, from the TApp and a snapshot of its pods, and policy.DesiredStatus the status and its
+// conditions; the controller adds only the failures of the sync it ran. Each pod write raises an expectation (pkg/controller/expectations, by pod name); while the pod
 // cache has not shown one, the plan is not executed, so a slow informer never causes a second create of an
 // instance or a missed delete. Informer cache objects are never modified.
 package tapp
