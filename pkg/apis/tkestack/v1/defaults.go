@@ -9,14 +9,6 @@ import (
 	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 )
 
-// Defaults applied when a TApp is decoded.
-const (
-	defaultTemplateName              = "default"
-	defaultMaxUnavailable            = 1
-	defaultForceUpdateMaxUnavailable = "100%"
-	defaultRevisionHistoryLimit      = 10
-)
-
 func addDefaultingFuncs(scheme *runtime.Scheme) error {
 	return RegisterDefaults(scheme)
 }
@@ -37,17 +29,17 @@ func SetDefaults_TAppSpec(spec *TAppSpec) {
 		spec.DefaultTemplateName = spec.LegacyDefaultTemplateName
 	}
 	if spec.DefaultTemplateName == "" {
-		spec.DefaultTemplateName = defaultTemplateName
+		spec.DefaultTemplateName = tkestack.DefaultTemplateName
 	}
 	if spec.UpdateStrategy.Template == "" {
 		spec.UpdateStrategy.Template = spec.DefaultTemplateName
 	}
 	if spec.UpdateStrategy.MaxUnavailable == nil {
-		v := intstr.FromInt32(defaultMaxUnavailable)
+		v := intstr.FromInt32(tkestack.DefaultMaxUnavailable)
 		spec.UpdateStrategy.MaxUnavailable = &v
 	}
 	if spec.UpdateStrategy.ForceUpdate.MaxUnavailable == nil {
-		v := intstr.FromString(defaultForceUpdateMaxUnavailable)
+		v := intstr.FromString(tkestack.DefaultForceUpdateMaxUnavailable)
 		spec.UpdateStrategy.ForceUpdate.MaxUnavailable = &v
 	}
 	if spec.PersistentVolumeClaimRetentionPolicy == nil {
@@ -63,7 +55,7 @@ func SetDefaults_TAppSpec(spec *TAppSpec) {
 		spec.PodManagementPolicy = ParallelPodManagement
 	}
 	if spec.RevisionHistoryLimit == nil {
-		v := int32(defaultRevisionHistoryLimit)
+		v := int32(tkestack.DefaultRevisionHistoryLimit)
 		spec.RevisionHistoryLimit = &v
 	}
 	if spec.Selector == nil && len(spec.Template.Labels) > 0 {
