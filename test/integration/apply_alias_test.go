@@ -252,6 +252,25 @@ func TestLegacyAliasFieldOwnership(t *testing.T) {
 		}
 	})
 
+	// Ownership of the alias recorded before it was folded (here written into managedFields by the client,
+	// which the API allows) is dropped on the next write, and the alias's applier no longer conflicts.
+	t.Run("stale ownership of the alias", func(t *testing.T) {
+		name := owned(t)
+		entries := get(t, name).ManagedFields
+		entries = append(entries, metav1.ManagedFieldsEntry{Manager: "old-jsonpatch", Operation: metav1.ManagedFieldsOperationUpdate,
+			APIVersion: "apps.tkestack.io/v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:DefaultTemplateName":{}}}`)}})
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"managedFields": entries, "labels": map[string]string{"touched": "yes"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		szRequireCode(t, "merge patch carrying stale managedFields", szDo(t, rc, "PATCH", tapps+"/"+name, string(types.MergePatchType), patch, nil), http.StatusOK)
+		got := get(t, name)
+		requireNoAliasOwnership(t, got)
+		if managerEntry(got.ManagedFields, "old-jsonpatch") != nil || !ownsDefaultTemplateName(t, got, "a", metav1.ManagedFieldsOperationApply) {
+			t.Errorf("managedFields after the write: %+v, want old-jsonpatch gone and a still owning defaultTemplateName", got.ManagedFields)
+		}
+	})
+
 	t.Run("create with the alias", func(t *testing.T) {
 		name := uniqueName(t, "alias")
 		warnings.take()

@@ -65,9 +65,11 @@ func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 
 // PrepareForUpdate keeps the stored status and bumps the generation when the spec changes. A value
 // written under the legacy key "DefaultTemplateName" wins over the stored defaultTemplateName when the
-// request left that one unchanged, so editing an old manifest and applying it again works.
+// request left that one unchanged, so editing an old manifest and applying it again works. Ownership of the
+// legacy key recorded before the API folded it into defaultTemplateName is dropped (dropLegacyOwnership).
 func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	newTApp, oldTApp := obj.(*tkestack.TApp), old.(*tkestack.TApp)
+	dropLegacyOwnership(newTApp)
 	if legacy := newTApp.Spec.LegacyDefaultTemplateName; legacy != "" &&
 		newTApp.Spec.DefaultTemplateName == oldTApp.Spec.DefaultTemplateName {
 		newTApp.Spec.DefaultTemplateName = legacy
@@ -150,11 +152,13 @@ func (statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 	return registry.SpecResetFields(resetFieldsVersion)
 }
 
-// PrepareForUpdate keeps the stored spec and metadata; only status changes.
+// PrepareForUpdate keeps the stored spec and metadata; only status changes (and stale ownership of the
+// legacy key is dropped, as on the main resource).
 func (statusStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	newTApp, oldTApp := obj.(*tkestack.TApp), old.(*tkestack.TApp)
 	newTApp.Spec = oldTApp.Spec
 	metav1.ResetObjectMetaForStatus(newTApp, oldTApp)
+	dropLegacyOwnership(newTApp)
 	// The scale selector is derived from the spec; a status write cannot change it.
 	newTApp.Status.ScaleLabelSelector = scaleSelector(newTApp)
 }
