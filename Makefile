@@ -69,8 +69,10 @@ bench: build
 		--command "make bench$(if $(BENCH_FLAGS), BENCH_FLAGS='$(BENCH_FLAGS)')" $(BENCH_FLAGS)
 
 ## chaos: the chaos suite on a local cluster (SIGKILLs of tapp-apiserver during rollouts and under write load,
-## kube-apiserver restarts), then on the HA form (replica kills, etcd member kills: tapp-chaos --ha); rewrites
+## kube-apiserver restarts, wrong stores, then a 30-minute soak under mixed load sampling tapp-apiserver's memory,
+## goroutines and open files), then on the HA form (replica kills, etcd member kills: tapp-chaos --ha); rewrites
 ## the Chaos section of docs/reliability.md; CHAOS_FLAGS=--quick for a short run, --scenarios=... to pick
+## (--scenarios=soak --soak-duration=30m --soak-interval=5m for the soak alone)
 CHAOS_FLAGS ?=
 chaos: build
 	./hack/install-iproute2.sh

@@ -2,7 +2,8 @@
 // and writes the figures into the Chaos section of docs/reliability.md and into <out>/results.json. Run it
 // with `make chaos`; --quick runs the short variant. With --ha it starts the HA form of the local cluster
 // (three etcd members, two tapp-apiserver replicas), runs the HA scenarios (ha-server-kills, etcd-members)
-// and rewrites only the HA part of the Chaos section, with <out>/results-ha.json.
+// and rewrites only the HA part of the Chaos section, with <out>/results-ha.json. The soak (single-replica
+// form, --scenarios=soak, --soak-duration, --soak-interval) rewrites the soak part of the section only.
 package main
 
 import (
@@ -30,9 +31,9 @@ func main() {
 	doc := flag.String("doc", "docs/reliability.md", "the document whose Chaos section is rewritten (empty: none)")
 	command := flag.String("command", "", "the command to record (make chaos sets it)")
 	leaseDuration := flag.Duration("lease-duration", 5*time.Second, "tapp-apiserver --leader-elect-lease-duration (renew deadline and retry period follow at 4/5 and 1/5)")
-	timeout := flag.Duration("timeout", 30*time.Minute, "bound of the whole run")
+	timeout := flag.Duration("timeout", 0, "bound of the whole run (default 30m plus the soak's duration)")
 	ha := flag.Bool("ha", false, "start the HA form of the local cluster and run the HA scenarios")
-	scenarios := flag.String("scenarios", "", "scenarios to run, of controllers, server, kube-apiserver, storage and (with --ha) "+
+	scenarios := flag.String("scenarios", "", "scenarios to run, of controllers, server, kube-apiserver, storage, "+chaos.ScenarioSoak+" and (with --ha) "+
 		chaos.ScenarioHAServerKills+", "+chaos.ScenarioEtcdMembers+"; empty: all of the cluster's form; the others are skipped")
 	controllerKills := flag.Int("controller-kills", -1, "SIGKILLs of the leading tapp-apiserver (default 50, quick 3)")
 	replicas := flag.Int("replicas", -1, "TApp scale-up target of the controller scenario (default 200, quick 20)")
@@ -40,6 +41,11 @@ func main() {
 	restarts := flag.Int("kube-apiserver-restarts", -1, "kube-apiserver restarts during the rollout (default 2, quick 1)")
 	haServerKills := flag.Int("ha-server-kills", -1, "SIGKILLs of a tapp-apiserver replica under write load, HA form (default 20, quick 2)")
 	memberKills := flag.Int("etcd-member-kills", -1, "SIGKILLs of one etcd member under write load, HA form (default 6, quick 1)")
+	soakDuration := flag.Duration("soak-duration", 0, "how long the soak's mixed load runs (default 30m, quick 2m)")
+	soakInterval := flag.Duration("soak-interval", 0, "how often the soak samples tapp-apiserver (default 5m, quick 15s)")
+	soakWarmup := flag.Duration("soak-warmup", -1, "how long into the soak the slope and the growth bounds begin (default 5m, quick 30s)")
+	soakInstances := flag.Int("soak-instances", -1, "TApp instances the controllers keep during the soak (default 200, quick 40)")
+	note := flag.String("note", "", "a sentence recorded under the run line of the soak (the machine's other work, for example)")
 	seed := flag.Int64("seed", 1, "seed of the random moments")
 	render := flag.String("render", "", "only render this results.json into the document (with --command as the run's command)")
 	flag.Parse()
@@ -57,10 +63,22 @@ func main() {
 		flag int
 		opt  *int
 	}{{*controllerKills, &opts.ControllerKills}, {*replicas, &opts.Replicas}, {*serverKills, &opts.ServerKills}, {*restarts, &opts.KubeAPIServerRestarts},
-		{*haServerKills, &opts.HAServerKills}, {*memberKills, &opts.EtcdMemberKills}} {
+		{*haServerKills, &opts.HAServerKills}, {*memberKills, &opts.EtcdMemberKills}, {*soakInstances, &opts.SoakInstances}} {
 		if o.flag >= 0 {
 			*o.opt = o.flag
 		}
+	}
+	if *soakDuration > 0 {
+		opts.SoakDuration = *soakDuration
+	}
+	if *soakInterval > 0 {
+		opts.SoakInterval = *soakInterval
+	}
+	if *soakWarmup >= 0 {
+		opts.SoakWarmup = *soakWarmup
+	}
+	if opts.SoakInterval > opts.SoakDuration {
+		opts.SoakInterval = opts.SoakDuration
 	}
 	opts.Seed = *seed
 	if *scenarios != "" {
@@ -82,7 +100,10 @@ func main() {
 	if *command == "" {
 		*command = strings.Join(os.Args, " ")
 	}
-	if err := run(opts, *ha, *toolsDir, *serverBinary, *outDir, *doc, *command, *leaseDuration, *timeout); err != nil {
+	if *timeout == 0 {
+		*timeout = 30*time.Minute + opts.SoakDuration
+	}
+	if err := run(opts, *ha, *toolsDir, *serverBinary, *outDir, *doc, *command, *note, *leaseDuration, *timeout); err != nil {
 		fmt.Fprintf(os.Stderr, "tapp-chaos: %v\n", err)
 		os.Exit(1)
 	}
@@ -99,7 +120,7 @@ func form(ha bool) string {
 	return "single-replica"
 }
 
-func run(opts chaos.Options, ha bool, toolsDir, serverBinary, outDir, doc, command string, lease, timeout time.Duration) error {
+func run(opts chaos.Options, ha bool, toolsDir, serverBinary, outDir, doc, command, note string, lease, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -140,6 +161,7 @@ func run(opts chaos.Options, ha bool, toolsDir, serverBinary, outDir, doc, comma
 		logf("stopped early: %v", runErr)
 	}
 	res.Command = command + fmt.Sprintf(" (controllers' Lease %s)", lease)
+	res.Note = note
 	data, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return err
@@ -176,21 +198,43 @@ func renderOnly(results, doc, command string) error {
 	return write(&res, res.HA(), doc, "")
 }
 
-// write prints the run's part of the Chaos section and rewrites it in doc: the HA part for the HA form, the
-// rest otherwise.
+// write prints the run's parts of the Chaos section and rewrites them in doc: the HA part for the HA form;
+// otherwise the section (when a scenario other than the soak ran) and the soak part (when the soak ran).
 func write(res *chaos.Results, ha bool, doc, extra string) error {
-	section, writeSection := res.Markdown(), chaos.WriteSection
-	if ha {
-		section, writeSection = res.HAMarkdown(), chaos.WriteHASection
+	type part struct {
+		name         string
+		section      string
+		writeSection func(path, section string) error
 	}
-	section += extra
-	fmt.Println(section)
-	if doc == "" {
+	var parts []part
+	switch {
+	case ha:
+		parts = append(parts, part{"HA", res.HAMarkdown(), chaos.WriteHASection})
+	default:
+		// A run of the soak alone leaves the rest of the section as it is.
+		soakOnly := len(res.Options.Scenarios) == 1 && res.Options.Scenarios[0] == chaos.ScenarioSoak
+		if !soakOnly || res.ChaosRan() {
+			parts = append(parts, part{"single-replica", res.Markdown(), chaos.WriteSection})
+		}
+		if res.Soak != nil {
+			parts = append(parts, part{"soak", res.SoakMarkdown(), chaos.WriteSoakSection})
+		}
+	}
+	if len(parts) == 0 {
+		fmt.Print(extra)
 		return nil
 	}
-	if err := writeSection(doc, section); err != nil {
-		return err
+	// The note of an early stop goes with the last part written.
+	parts[len(parts)-1].section += extra
+	for _, pt := range parts {
+		fmt.Println(pt.section)
+		if doc == "" {
+			continue
+		}
+		if err := pt.writeSection(doc, pt.section); err != nil {
+			return err
+		}
+		logf("wrote the %s part of the Chaos section of %s", pt.name, doc)
 	}
-	logf("wrote the %s part of the Chaos section of %s", form(ha), doc)
 	return nil
 }

@@ -7,9 +7,11 @@
 // or rewound store (pods, claims and Deployments deleted, target 0). On the HA form (three etcd members, two
 // replicas): SIGKILLs of the replicas in turn under the same write ledger, and etcd members killed, one at a
 // time and then two of three (errors beyond retries, 5xx answers without quorum, pods deleted, time to the
-// first write once quorum returns). cmd/tapp-chaos runs every scenario and
-// writes the figures into docs/reliability.md; the end-to-end suite runs short variants and asserts the
-// targets. All traffic goes to the local cluster on 127.0.0.1; every loop is bounded in count and time.
+// first write once quorum returns). The soak runs a long mixed load (creates, updates, server-side apply,
+// scale, status writes, watches, controller work) and samples tapp-apiserver's RSS, Go heap, goroutines and
+// open files (growth bounded after a warm-up, no error but the expected conflicts). cmd/tapp-chaos runs
+// every scenario and writes the figures into docs/reliability.md; the end-to-end suite runs short variants
+// and asserts the targets. All traffic goes to the local cluster on 127.0.0.1; every loop is bounded in count and time.
 package chaos
 
 import (
@@ -93,9 +95,18 @@ type Options struct {
 	// QuorumLossWindow how long the two stay down at least.
 	QuorumLossWrites int
 	QuorumLossWindow time.Duration
+	// SoakDuration is how long the soak's mixed load runs, SoakInterval how often tapp-apiserver is sampled
+	// meanwhile, SoakWarmup how long into the load the slope and the growth bounds begin, and
+	// SoakInstances the TApp instances the controllers keep during it.
+	SoakDuration  time.Duration
+	SoakInterval  time.Duration
+	SoakWarmup    time.Duration
+	SoakInstances int
+	// SoakBounds are the growth the soak tolerates after its warm-up.
+	SoakBounds SoakBounds
 	// Seed makes the random moments reproducible.
 	Seed int64
-	// Scenarios to run: "controllers", "server", "kube-apiserver", "storage" (single replica) and
+	// Scenarios to run: "controllers", "server", "kube-apiserver", "storage", "soak" (single replica) and
 	// "ha-server-kills", "etcd-members" (HA form); empty runs all those of the cluster's form.
 	Scenarios []string
 	// Log receives progress lines; nil discards them.
@@ -110,6 +121,8 @@ func DefaultOptions() Options {
 		RolloutReplicas: 40, KubeAPIServerRestarts: 2,
 		StorageWindow: 2 * time.Minute,
 		HAServerKills: 20, EtcdMemberKills: 6, QuorumLossWrites: 5, QuorumLossWindow: time.Minute,
+		SoakDuration: 30 * time.Minute, SoakInterval: 5 * time.Minute, SoakWarmup: 5 * time.Minute, SoakInstances: 200,
+		SoakBounds:   DefaultSoakBounds(),
 		PhaseTimeout: 4 * time.Minute, Seed: 1,
 	}
 }
@@ -122,6 +135,8 @@ func QuickOptions() Options {
 		RolloutReplicas: 30, KubeAPIServerRestarts: 1,
 		StorageWindow: 30 * time.Second,
 		HAServerKills: 2, EtcdMemberKills: 1, QuorumLossWrites: 2, QuorumLossWindow: 20 * time.Second,
+		SoakDuration: 2 * time.Minute, SoakInterval: 15 * time.Second, SoakWarmup: 30 * time.Second, SoakInstances: 40,
+		SoakBounds:   QuickSoakBounds(),
 		PhaseTimeout: 3 * time.Minute, Seed: 1,
 	}
 }
@@ -136,8 +151,12 @@ type Results struct {
 	// HAServer and EtcdMembers are the figures of the HA form's scenarios.
 	HAServer    *ServerKillResult `json:"haServer,omitempty"`
 	EtcdMembers *EtcdMemberResult `json:"etcdMembers,omitempty"`
-	// Command is the command line of the run, for the record.
+	// Soak is the figures of the soak (single-replica form).
+	Soak *SoakResult `json:"soak,omitempty"`
+	// Command is the command line of the run, for the record, and Note a sentence recorded under it (the
+	// machine's other work, for example).
 	Command string        `json:"command"`
+	Note    string        `json:"note,omitempty"`
 	Started time.Time     `json:"started"`
 	Took    time.Duration `json:"took"`
 }
@@ -217,6 +236,11 @@ func Run(ctx context.Context, cluster Cluster, adminConfig *rest.Config, opts Op
 		}
 		if res.Storage, err = runStorage(ctx, sc, c, opts); err != nil {
 			return res, fmt.Errorf("storage: %w", err)
+		}
+	}
+	if want(ScenarioSoak) {
+		if res.Soak, err = runSoak(ctx, cluster, c, opts, rng); err != nil {
+			return res, fmt.Errorf("soak: %w", err)
 		}
 	}
 	if want(ScenarioHAServerKills) {

@@ -13,6 +13,11 @@ const SectionHeading = "## Chaos"
 
 // Targets says whether the run met the targets, and if not, why.
 func (r *Results) Targets() []string {
+	return append(r.chaosTargets(), r.Soak.misses()...)
+}
+
+// chaosTargets are the missed targets of every scenario but the soak.
+func (r *Results) chaosTargets() []string {
 	var misses []string
 	if c := r.Controllers; c != nil {
 		if n := len(c.Pods.Deletions) + len(c.Children.Deletions); n > 0 {
@@ -107,7 +112,7 @@ func (r *Results) Markdown() string {
 	p("and controllers), drives each scenario below and rewrites this section. Everything runs on 127.0.0.1 and\n")
 	p("every loop is bounded. A short variant of each scenario runs in the end-to-end suite\n")
 	p("(test/e2e/chaos_test.go) and asserts the targets.\n\n")
-	r.writeRunSummary(&b)
+	r.writeRunSummary(&b, r.Took, r.chaosTargets())
 
 	p("### Controller kills\n\n")
 	if c := r.Controllers; c != nil {
@@ -229,7 +234,7 @@ func (r *Results) HAMarkdown() string {
 	p("EndpointSlice per replica, kube-apiserver routing to the endpoints; controllers leader-elected between the\n")
 	p("replicas) and drives the scenarios below; it rewrites this part only. A short variant runs in the\n")
 	p("end-to-end suite (TestChaosHA).\n\n")
-	r.writeRunSummary(&b)
+	r.writeRunSummary(&b, r.Took, r.chaosTargets())
 
 	p("#### Server kills in HA mode\n\n")
 	if s := r.HAServer; s != nil {
@@ -298,7 +303,7 @@ func correct(problem string) string {
 // is. The file is created if missing.
 func WriteSection(path, section string) error {
 	return writeBlock(path, SectionHeading, section, func(line string) bool {
-		return strings.HasPrefix(line, "## ") || line == HAHeading
+		return strings.HasPrefix(line, "## ") || line == HAHeading || line == SoakHeading
 	})
 }
 
@@ -364,10 +369,10 @@ func writeBlock(path, heading, section string, ends func(line string) bool) erro
 	return os.WriteFile(path, []byte(out), 0o644)
 }
 
-// writeRunSummary writes which run the figures come from and the targets it missed, if any.
-func (r *Results) writeRunSummary(b *strings.Builder) {
-	fmt.Fprintf(b, "Latest run: `%s`, %s, took %s (seed %d).\n\n", r.Command, r.Started.UTC().Format("2006-01-02 15:04 MST"), r.Took.Round(time.Second), r.Options.Seed)
-	misses := r.Targets()
+// writeRunSummary writes which run the figures come from, how long its part took, and the targets it missed,
+// if any.
+func (r *Results) writeRunSummary(b *strings.Builder, took time.Duration, misses []string) {
+	fmt.Fprintf(b, "Latest run: `%s`, %s, took %s (seed %d).\n\n", r.Command, r.Started.UTC().Format("2006-01-02 15:04 MST"), took.Round(time.Second), r.Options.Seed)
 	if len(misses) == 0 {
 		b.WriteString("**Every target was met.**\n\n")
 		return
