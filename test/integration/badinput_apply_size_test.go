@@ -209,21 +209,40 @@ func TestApplyPastStorageLimit(t *testing.T) {
 		szRequireCode(t, "update", szDo(t, rc, "PUT", tapps+"/big", "application/json", body, nil), http.StatusOK)
 	})
 
+	// Objects too large even without managedFields: 413 by every patch type, the stored object unchanged.
 	t.Run("past the limit without managedFields", func(t *testing.T) {
 		twoMiB := strings.Repeat("x", 2<<20)
+		var conditions []string
+		for i := 0; i < 60; i++ {
+			conditions = append(conditions, fmt.Sprintf(`{"type":"Big%d","status":"True","reason":"R","lastTransitionTime":"2026-01-01T00:00:00Z","message":"%s"}`, i, twoMiB[:30000]))
+		}
+		before, err := cs.TKEStackAppsV1().TApps(ns).Get(testContext(t), "big", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, c := range []struct{ name, path, ctype, body string }{
-			{"json patch 2MiB", "/big", string(types.JSONPatchType), `[{"op":"add","path":"/metadata/annotations","value":{"a":"` + twoMiB[:200000] + `","b":"` + twoMiB[:200000] + `"}},{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"` + twoMiB + `"}]`},
+			{"json patch 2MiB", "/big", string(types.JSONPatchType), `[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"` + twoMiB + `"}]`},
 			{"merge patch 1.6MB pool", "/big", string(types.MergePatchType), `{"spec":{"templatePool":{"pool-0000":{"spec":{"containers":[{"name":"nginx","image":"` + twoMiB[:1600000] + `"}]}}}}}`},
-			{"status apply 2MiB", "/big/status", applyType, `{"apiVersion":"apps.tkestack.io/v1","kind":"TApp","metadata":{"name":"big"},"status":{"conditions":[{"type":"Big","status":"True","reason":"R","lastTransitionTime":"2026-01-01T00:00:00Z","message":"` + twoMiB[:30000] + `"}],"updateRevision":"` + twoMiB[:1600000] + `"}}`},
+			{"strategic merge patch 1.6MB pool", "/big", string(types.StrategicMergePatchType), `{"spec":{"templatePool":{"pool-0000":{"spec":{"containers":[{"name":"nginx","image":"` + twoMiB[:1600000] + `"}]}}}}}`},
+			{"apply 1.6MB pool", "/big", applyType, `{"apiVersion":"apps.tkestack.io/v1","kind":"TApp","metadata":{"name":"big"},"spec":{"templatePool":{"pool-0000":{"spec":{"containers":[{"name":"nginx","image":"` + twoMiB[:1600000] + `"}]}}}}}`},
+			{"status apply 1.8MB", "/big/status", applyType, `{"apiVersion":"apps.tkestack.io/v1","kind":"TApp","metadata":{"name":"big"},"status":{"conditions":[` + strings.Join(conditions, ",") + `]}}`},
+			{"status json patch 1.8MB", "/big/status", string(types.JSONPatchType), `[{"op":"add","path":"/status/conditions","value":[` + strings.Join(conditions, ",") + `]}]`},
 		} {
 			params := map[string]string(nil)
 			if c.ctype == applyType {
-				params = apply
+				params = map[string]string{"fieldManager": "size-test-3", "force": "true"}
 			}
 			r := szDo(t, rc, "PATCH", tapps+c.path, c.ctype, []byte(c.body), params)
-			if r.code != http.StatusRequestEntityTooLarge && r.code != http.StatusUnprocessableEntity {
-				t.Errorf("%s: code=%d err=%v, want 413 or 422", c.name, r.code, r.err)
+			if r.code != http.StatusRequestEntityTooLarge || !strings.Contains(string(r.body), "the storage takes at most") {
+				t.Errorf("%s: code=%d err=%v, want 413 naming the storage limit", c.name, r.code, r.err)
 			}
+		}
+		after, err := cs.TKEStackAppsV1().TApps(ns).Get(testContext(t), "big", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.ResourceVersion != before.ResourceVersion {
+			t.Errorf("a refused write changed the TApp: resourceVersion %s -> %s", before.ResourceVersion, after.ResourceVersion)
 		}
 	})
 
