@@ -237,9 +237,12 @@ func foldSpec(spec map[string]json.RawMessage, stored func() (string, bool)) (bo
 	switch {
 	case alias == nil:
 		delete(spec, legacyKey)
-		if !hasCanon {
-			spec[canonicalKey] = json.RawMessage("null")
+		if hasCanon {
+			// The client moved from the alias to defaultTemplateName (kubectl's client-side apply deletes
+			// the key the manifest no longer has): nothing to warn about.
+			return true, nil, nil
 		}
+		spec[canonicalKey] = json.RawMessage("null")
 		return true, []string{"spec.DefaultTemplateName is a deprecated spelling; null there is null of spec.defaultTemplateName"}, nil
 	case *alias == "":
 		delete(spec, legacyKey)

@@ -30,8 +30,9 @@ func TestFoldLegacyAliasObjects(t *testing.T) {
 		// want is the folded spec's defaultTemplateName: "<none>" when the body is unchanged, "<absent>" when
 		// the key is not in the folded spec, "<null>" when it is null.
 		want     string
-		conflict bool
-		warning  string
+		conflict  bool
+		warning   string
+		noWarning bool
 	}{
 		{name: "alias alone", mt: "application/json", body: `{"spec":{"DefaultTemplateName":"test"}}`, want: "test", warning: `stored as spec.defaultTemplateName="test"`},
 		{name: "apply alias alone", mt: string(types.ApplyYAMLPatchType), body: `{"metadata":{"name":"a"},"spec":{"replicas":1,"DefaultTemplateName":"test"}}`, want: "test"},
@@ -46,7 +47,7 @@ func TestFoldLegacyAliasObjects(t *testing.T) {
 		{name: "different spellings, put over the stored value", mt: "application/json", body: `{"spec":{"defaultTemplateName":"default","DefaultTemplateName":"test"}}`, stored: stored("default"), want: "test"},
 		{name: "different spellings, put changing both", mt: "application/json", body: `{"spec":{"defaultTemplateName":"other","DefaultTemplateName":"test"}}`, stored: stored("default"), conflict: true},
 		{name: "canonical deleted, alias set", mt: string(types.StrategicMergePatchType), body: `{"spec":{"defaultTemplateName":null,"DefaultTemplateName":"test"}}`, want: "test"},
-		{name: "alias deleted, canonical set", mt: string(types.StrategicMergePatchType), body: `{"spec":{"DefaultTemplateName":null,"defaultTemplateName":"test"}}`, want: "test"},
+		{name: "alias deleted, canonical set", mt: string(types.StrategicMergePatchType), body: `{"spec":{"DefaultTemplateName":null,"defaultTemplateName":"test"}}`, want: "test", noWarning: true},
 		{name: "alias deleted alone", mt: string(types.MergePatchType), body: `{"spec":{"DefaultTemplateName":null}}`, want: "<null>"},
 		{name: "empty alias", mt: "application/json", body: `{"spec":{"defaultTemplateName":"test","DefaultTemplateName":""}}`, want: "test"},
 		{name: "empty alias alone", mt: "application/json", body: `{"spec":{"DefaultTemplateName":""}}`, want: "<absent>"},
@@ -96,6 +97,9 @@ func TestFoldLegacyAliasObjects(t *testing.T) {
 				}
 			case value != c.want:
 				t.Errorf("defaultTemplateName = %v, want %s", value, c.want)
+			}
+			if c.noWarning && len(got.warnings) != 0 {
+				t.Errorf("warnings = %q, want none", got.warnings)
 			}
 			if c.warning != "" && (len(got.warnings) != 1 || !strings.Contains(got.warnings[0], c.warning)) {
 				t.Errorf("warnings = %q, want one containing %q", got.warnings, c.warning)
