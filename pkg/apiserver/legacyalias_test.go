@@ -29,7 +29,7 @@ func TestFoldLegacyAliasObjects(t *testing.T) {
 		stored func() (string, bool)
 		// want is the folded spec's defaultTemplateName: "<none>" when the body is unchanged, "<absent>" when
 		// the key is not in the folded spec, "<null>" when it is null.
-		want     string
+		want      string
 		conflict  bool
 		warning   string
 		noWarning bool
