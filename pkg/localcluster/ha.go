@@ -472,7 +472,6 @@ func (c *Cluster) removeHANetwork() {
 	c.ha.network.remove()
 }
 
-
 // LeadingReplica returns the replica that holds the controllers' Lease, found by the Lease's holder
 // identity in the replicas' current logs, with the Lease; -1 when no running replica holds it.
 func (c *Cluster) LeadingReplica(ctx context.Context) (int, *coordinationv1.Lease, error) {

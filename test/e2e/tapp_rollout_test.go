@@ -15,7 +15,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 )
 
 // waitPodsRun waits until the TApp's pods are exactly want (id → image), each Running and Ready with its
