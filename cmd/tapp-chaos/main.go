@@ -9,6 +9,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -156,6 +157,11 @@ func run(opts chaos.Options, ha bool, toolsDir, serverBinary, outDir, doc, comma
 	res, runErr := chaos.Run(ctx, cluster, cluster.AdminConfig, opts)
 	if res == nil {
 		return runErr
+	}
+	// After the kills and restarts as before them (localcluster.Start checked once): no process of the
+	// cluster, nor this program, listens outside loopback and the cluster's own network namespace.
+	if err := cluster.CheckLoopbackOnly(); err != nil {
+		runErr = errors.Join(runErr, err)
 	}
 	if runErr != nil {
 		logf("stopped early: %v", runErr)
