@@ -41,7 +41,7 @@ type Options struct {
 	// APIServiceService is the Service that this server's APIServices point to; in cluster mode an APIService
 	// of one of its group-versions that points elsewhere is reported.
 	APIServiceService NamespacedName
-	// PodTemplateCheckQPS and PodTemplateCheckBurst limit the dry-run pod creates of TAppPodTemplateDryRun;
+	// PodTemplateCheckQPS and PodTemplateCheckBurst limit the dry-run pod creates of the podtemplate.PluginName plugin;
 	// a QPS of 0 sets no client-side limit.
 	PodTemplateCheckQPS   float32
 	PodTemplateCheckBurst int
@@ -128,10 +128,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"The Service (namespace/name) that this server's APIServices point to. In cluster mode the server warns "+
 			"(log and Event) when an APIService of one of its group-versions points elsewhere.")
 	fs.Float32Var(&o.PodTemplateCheckQPS, "pod-template-check-qps", o.PodTemplateCheckQPS,
-		"Queries per second of the dry-run pod creates that the TAppPodTemplateDryRun admission plugin sends to "+
+		"Queries per second of the dry-run pod creates that the "+podtemplate.PluginName+" admission plugin sends to "+
 			"the cluster; 0 sets no client-side limit (kube-apiserver's priority and fairness still applies).")
 	fs.IntVar(&o.PodTemplateCheckBurst, "pod-template-check-burst", o.PodTemplateCheckBurst,
-		"Burst of the dry-run pod creates of TAppPodTemplateDryRun, with --pod-template-check-qps.")
+		"Burst of the dry-run pod creates of "+podtemplate.PluginName+", with --pod-template-check-qps.")
 	fs.DurationVar(&o.ShutdownWatchTerminationGracePeriod, "shutdown-watch-termination-grace-period",
 		o.ShutdownWatchTerminationGracePeriod,
 		"After SIGTERM, how long the server takes at most to end its open watches (clients re-establish them, "+
