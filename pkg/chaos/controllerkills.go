@@ -22,15 +22,13 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
 	yurtv1alpha1 "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/manager"
 	tkestackv1client "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/tkestack/v1"
 )
 
 const (
 	imageV1 = "registry.example.com/chaos/app:v1"
 	imageV2 = "registry.example.com/chaos/app:v2"
-	// controllersLease is the Lease the controllers' leader holds (pkg/controller/manager's defaults).
-	controllersLeaseNamespace = "kube-system"
-	controllersLeaseName      = "tapp-apiserver-controllers"
 	// poolSelectLabel puts a NodePool into the scenario's YurtAppDaemon.
 	poolSelectLabel = "chaos.tapp.io/run"
 )
@@ -116,7 +114,7 @@ func (k *killer) killLeader(ctx context.Context, maxDelay time.Duration) error {
 func (k *killer) holder(ctx context.Context) (string, error) {
 	var holder string
 	err := retry(ctx, time.Minute, func(ctx context.Context) error {
-		l, err := k.c.kube.CoordinationV1().Leases(controllersLeaseNamespace).Get(ctx, controllersLeaseName, metav1.GetOptions{})
+		l, err := k.c.kube.CoordinationV1().Leases(manager.LeaseNamespace).Get(ctx, manager.LeaseName, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -131,7 +129,7 @@ func (k *killer) holder(ctx context.Context) (string, error) {
 func (k *killer) waitLeader(ctx context.Context, notHolder string) (time.Duration, error) {
 	start := time.Now()
 	err := retry(ctx, 2*time.Minute, func(ctx context.Context) error {
-		l, err := k.c.kube.CoordinationV1().Leases(controllersLeaseNamespace).Get(ctx, controllersLeaseName, metav1.GetOptions{})
+		l, err := k.c.kube.CoordinationV1().Leases(manager.LeaseNamespace).Get(ctx, manager.LeaseName, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
