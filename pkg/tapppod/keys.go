@@ -2,7 +2,8 @@ package tapppod
 
 import (
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -24,12 +25,12 @@ type TemplateKeys struct {
 // always managed and not listed, nor is the annotation itself.
 func TemplateKeysValue(t *corev1.PodTemplateSpec) string {
 	var keys TemplateKeys
-	for _, k := range sortedKeys(t.Labels) {
+	for _, k := range slices.Sorted(maps.Keys(t.Labels)) {
 		if k != tkestack.InstanceIDLabel && k != tkestack.TemplateHashLabel && k != tkestack.UniqHashLabel && k != ResizeHashLabel {
 			keys.Labels = append(keys.Labels, k)
 		}
 	}
-	for _, k := range sortedKeys(t.Annotations) {
+	for _, k := range slices.Sorted(maps.Keys(t.Annotations)) {
 		if k != TemplateKeysAnnotation {
 			keys.Annotations = append(keys.Annotations, k)
 		}
@@ -45,14 +46,5 @@ func RecordedTemplateKeys(pod *corev1.Pod) TemplateKeys {
 	if v, ok := pod.Annotations[TemplateKeysAnnotation]; ok {
 		_ = json.Unmarshal([]byte(v), &keys)
 	}
-	return keys
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	return keys
 }

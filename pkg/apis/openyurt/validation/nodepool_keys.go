@@ -1,7 +1,8 @@
 package validation
 
 import (
-	"sort"
+	"maps"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -19,12 +20,12 @@ const (
 // so accepting them would accept a request that is then silently ignored.
 func validateNodePoolReservedKeys(spec *openyurt.NodePoolSpec, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
-	for _, k := range sortedKeys(spec.Labels) {
+	for _, k := range slices.Sorted(maps.Keys(spec.Labels)) {
 		if openyurt.IsReservedNodePoolLabel(k) {
 			allErrs = append(allErrs, field.Forbidden(fldPath.Child("labels").Key(k), reservedLabelMsg))
 		}
 	}
-	for _, k := range sortedKeys(spec.Annotations) {
+	for _, k := range slices.Sorted(maps.Keys(spec.Annotations)) {
 		if openyurt.IsReservedNodePoolAnnotation(k) {
 			allErrs = append(allErrs, field.Forbidden(fldPath.Child("annotations").Key(k), reservedAnnotationMsg))
 		}
@@ -46,13 +47,4 @@ func validateNodePoolHostNetworkAnnotation(pool *openyurt.NodePool) field.ErrorL
 		return field.ErrorList{field.NotSupported(p, value, []string{"true", "false"})}
 	}
 	return field.ErrorList{field.Invalid(p, value, problem)}
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
