@@ -143,7 +143,7 @@ func (p *serverProbe) sample(ctx context.Context, label string, at time.Duration
 		}
 	}
 	s.HeapInuse, s.HeapAlloc, s.Goroutines = int64(values["go_memstats_heap_inuse_bytes"]), int64(values["go_memstats_heap_alloc_bytes"]), int64(values["go_goroutines"])
-	if s.RSS, err = ProcRSS(s.PID); err != nil {
+	if s.RSS, s.RSSAnon, s.RSSFile, err = ProcRSS(s.PID); err != nil {
 		return s, err
 	}
 	if s.FDs, err = ProcFDs(s.PID); err != nil {
@@ -219,25 +219,43 @@ func codeClass(code string) string {
 	return "other"
 }
 
-// ProcRSS is VmRSS of /proc/<pid>/status in bytes.
-func ProcRSS(pid int) (int64, error) {
+// ProcRSS is VmRSS, RssAnon and RssFile of /proc/<pid>/status in bytes.
+func ProcRSS(pid int) (rss, anon, file int64, err error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, 0, err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	values, err := ParseProcStatus(f, "VmRSS:", "RssAnon:", "RssFile:")
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if _, ok := values["VmRSS:"]; !ok {
+		return 0, 0, 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+	}
+	return values["VmRSS:"], values["RssAnon:"], values["RssFile:"], nil
+}
+
+// ParseProcStatus returns the fields names (with their colon) of a /proc/<pid>/status, in bytes.
+func ParseProcStatus(r io.Reader, names ...string) (map[string]int64, error) {
+	out := map[string]int64{}
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == "VmRSS:" {
-			kb, err := strconv.ParseInt(fields[1], 10, 64)
-			return kb * 1024, err
+		if len(fields) < 3 || fields[2] != "kB" {
+			continue
+		}
+		for _, name := range names {
+			if fields[0] == name {
+				kb, err := strconv.ParseInt(fields[1], 10, 64)
+				if err != nil {
+					return nil, fmt.Errorf("%s %q: %w", name, fields[1], err)
+				}
+				out[name] = kb * 1024
+			}
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+	return out, sc.Err()
 }
 
 // ProcFDs is the number of entries of /proc/<pid>/fd.

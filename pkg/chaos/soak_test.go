@@ -199,6 +199,21 @@ apiserver_request_total{code="0",component="apiserver",group="",resource="",verb
 	}
 }
 
+func TestParseProcStatus(t *testing.T) {
+	const status = "Name:\ttapp-apiserver\nVmPeak:\t 2000000 kB\nVmRSS:\t  267212 kB\nRssAnon:\t  146832 kB\nRssFile:\t  120380 kB\nRssShmem:\t       0 kB\nThreads:\t12\n"
+	got, err := ParseProcStatus(strings.NewReader(status), "VmRSS:", "RssAnon:", "RssFile:", "Threads:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"VmRSS:": 267212 << 10, "RssAnon:": 146832 << 10, "RssFile:": 120380 << 10}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("ParseProcStatus = %v, want %v", got, want)
+	}
+	if _, err := ParseProcStatus(strings.NewReader("VmRSS:\t 12x kB\n"), "VmRSS:"); err == nil {
+		t.Errorf("a value that is no number was accepted")
+	}
+}
+
 func TestFmtAt(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		5 * time.Minute: "5m", 15 * time.Second: "15s", 90 * time.Second: "1m30s", time.Hour: "1h", 65 * time.Minute: "1h5m",
@@ -250,6 +265,12 @@ func TestSoakMarkdown(t *testing.T) {
 	if len(r.Targets()) != 0 {
 		t.Errorf("targets missed: %v", r.Targets())
 	}
+	s.Samples[0].RSSAnon, s.Samples[0].RSSFile = 60<<20, 40<<20
+	if md := r.SoakMarkdown(); !strings.Contains(md, "| start (before the load) | 100.0 MiB | 60.0 / 40.0 MiB | 40.0 MiB |") ||
+		!strings.Contains(md, "| 5m | 150.0 MiB | 0.0 / 0.0 MiB |") {
+		t.Errorf("the soak part lacks the RSS split:\n%s", md)
+	}
+	s.Samples[0].RSSAnon, s.Samples[0].RSSFile = 0, 0
 
 	// An unexpected error is a missed target, named with its kind.
 	s.Requests["create tapps"].record(apierrors.NewInternalError(errors.New("boom")), false)

@@ -62,7 +62,15 @@ func (r *Results) SoakMarkdown() string {
 	p("%d TApps of %d instances (%d instances), %s of load, a sample every %s; the first %s is warm-up.\n\n",
 		s.Fleet, soakFleetSize, s.Instances, s.Duration, s.Interval, s.Warmup)
 
-	p("| sample | RSS | Go heap in use | Go heap allocated | goroutines | open files |\n|---|---:|---:|---:|---:|---:|\n")
+	split := false
+	for _, x := range s.Samples {
+		split = split || x.RSSAnon+x.RSSFile > 0
+	}
+	if split {
+		p("| sample | RSS | RSS anonymous / file | Go heap in use | Go heap allocated | goroutines | open files |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	} else {
+		p("| sample | RSS | Go heap in use | Go heap allocated | goroutines | open files |\n|---|---:|---:|---:|---:|---:|\n")
+	}
 	for _, x := range s.Samples {
 		label := x.Label
 		switch x.Label {
@@ -77,7 +85,11 @@ func (r *Results) SoakMarkdown() string {
 				label += " (warm-up)"
 			}
 		}
-		p("| %s | %s | %s | %s | %d | %d |\n", label, FigureRSS.format(float64(x.RSS)), FigureHeap.format(float64(x.HeapInuse)),
+		rss := FigureRSS.format(float64(x.RSS))
+		if split {
+			rss += fmt.Sprintf(" | %.1f / %.1f MiB", float64(x.RSSAnon)/(1<<20), float64(x.RSSFile)/(1<<20))
+		}
+		p("| %s | %s | %s | %s | %d | %d |\n", label, rss, FigureHeap.format(float64(x.HeapInuse)),
 			FigureHeap.format(float64(x.HeapAlloc)), x.Goroutines, x.FDs)
 	}
 	p("\n")

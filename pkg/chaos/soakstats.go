@@ -24,8 +24,12 @@ type SoakSample struct {
 	At  time.Duration `json:"at"`
 	PID int           `json:"pid"`
 	// Load says whether the sample was taken under load.
-	Load       bool  `json:"load"`
-	RSS        int64 `json:"rssBytes"`
+	Load bool  `json:"load"`
+	RSS  int64 `json:"rssBytes"`
+	// RSSAnon and RSSFile split the RSS (RssAnon and RssFile of /proc/<pid>/status): the Go heap and stacks
+	// against file pages mapped, such as the binary and the embedded etcd's database.
+	RSSAnon    int64 `json:"rssAnonBytes,omitempty"`
+	RSSFile    int64 `json:"rssFileBytes,omitempty"`
 	HeapInuse  int64 `json:"heapInuseBytes"`
 	HeapAlloc  int64 `json:"heapAllocBytes"`
 	Goroutines int64 `json:"goroutines"`
