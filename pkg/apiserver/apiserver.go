@@ -1,16 +1,24 @@
 // Package apiserver assembles the aggregated API server: the scheme, the REST storage of every resource
 // and the API groups apps.tkestack.io/v1 and apps.openyurt.io/v1beta1 (NodePools, preferred) and v1alpha1.
+//
+// Everything a request of a resource goes through is declared by that resource's folder under pkg/registry
+// (pkg/registry/tkestack/tapp, pkg/registry/openyurt/yurtappdaemon, pkg/registry/openyurt/nodepool): its
+// strategy, its storage, the size guard around the storage, and its request path, the steps its requests pass
+// before the generic handlers (patch handling, instance-key checks, alias folding, the apply mark of the size
+// guard). New finds the request paths while walking the storage maps of the groups it installs (every
+// storage that is a requestpath.Provider), and puts them innermost in the handler chain, inside the storage
+// fence; package pkg/registry/requestpath holds the mechanics the steps share. This package declares none.
 package apiserver
 
 import (
 	"net/http"
 	"strings"
 
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/dynamic"
@@ -25,6 +33,7 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/coexistence"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/openyurt/nodepool"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/openyurt/yurtappdaemon"
+	"github.com/tapp-io/tapp-apiserver/pkg/registry/requestpath"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/tkestack/tapp"
 	"github.com/tapp-io/tapp-apiserver/pkg/storagefence"
 )
@@ -42,13 +51,16 @@ type Config struct {
 
 // CompletedConfig is a Config whose defaults have been filled in.
 type CompletedConfig struct {
-	generic          genericapiserver.CompletedConfig
+	// generic is completed from a copy of the Config's GenericConfig, which New gives its handler chain.
+	generic genericapiserver.CompletedConfig
+	// buildChain is the GenericConfig's handler chain, without what New puts inside it.
+	buildChain       func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler
 	apiServiceTarget types.NamespacedName
 	// clientConfig reaches the cluster in cluster mode; nil when standalone.
 	clientConfig *restclient.Config
 	fence        *storagefence.Fence
-	// patchFront sees strategic merge patches before the generic PATCH handler; New gives it the storage.
-	patchFront *strategicMergeFront
+	// maxBody is the largest body a request-path step reads.
+	maxBody int64
 }
 
 // Server is the running aggregated API server.
@@ -56,48 +68,75 @@ type Server struct {
 	GenericAPIServer *genericapiserver.GenericAPIServer
 }
 
-// Complete fills in the defaults of the generic configuration.
+// Complete fills in the defaults of a copy of the generic configuration. The Config is left unchanged, so
+// Complete can be called any number of times; New adds the server's own handlers to the completed copy.
 func (c *Config) Complete() CompletedConfig {
 	target := c.APIServiceTarget
 	if target.Name == "" {
 		target = coexistence.DefaultService
 	}
-	if fence := c.StorageFence; fence != nil {
-		build := c.GenericConfig.BuildHandlerChainFunc
-		c.GenericConfig.BuildHandlerChainFunc = func(api http.Handler, config *genericapiserver.Config) http.Handler {
-			// Innermost, so that requests are authenticated and authorized before they learn why.
-			return build(fence.WithFence(api, []string{tkestack.GroupName, openyurt.GroupName}, Codecs), config)
-		}
-		c.GenericConfig.AddReadyzChecks(fence.HealthChecker())
+	generic := *c.GenericConfig
+	return CompletedConfig{
+		generic:          generic.Complete(),
+		buildChain:       generic.BuildHandlerChainFunc,
+		apiServiceTarget: target,
+		clientConfig:     generic.ClientConfig,
+		fence:            c.StorageFence,
+		maxBody:          generic.MaxRequestBodyBytes,
 	}
-	// The strategic merge patch front is innermost (set last): it reads the store only for
-	// authorized requests to a store the fence lets through. Before it, in order: server-side apply
-	// requests are marked for the registry's size check (markApply), the TApp alias "DefaultTemplateName"
-	// is folded into defaultTemplateName (legacyAlias), and instance keys are checked (instanceKeys).
-	front := &strategicMergeFront{scheme: Scheme, codecs: Codecs, maxBody: c.GenericConfig.MaxRequestBodyBytes}
-	if front.maxBody <= 0 {
-		front.maxBody = defaultMaxPatchBody
-	}
-	buildWithFront := c.GenericConfig.BuildHandlerChainFunc
-	c.GenericConfig.BuildHandlerChainFunc = func(api http.Handler, config *genericapiserver.Config) http.Handler {
-		return buildWithFront(markApply(front.legacyAlias(front.instanceKeys(front.handler(api)))), config)
-	}
-	return CompletedConfig{generic: c.GenericConfig.Complete(), apiServiceTarget: target,
-		clientConfig: c.GenericConfig.ClientConfig, fence: c.StorageFence, patchFront: front}
 }
 
-// defaultMaxPatchBody is the body limit of the strategic merge patch front when the generic configuration
-// sets none (k8s.io/apiserver's default).
-const defaultMaxPatchBody = 3 * 1024 * 1024
-
-// New builds the server and installs both API groups.
+// New builds the storage of every resource, the server with its handler chain, and installs both API groups.
 func (c CompletedConfig) New() (*Server, error) {
-	generic, err := c.generic.New("tapp-apiserver", genericapiserver.NewEmptyDelegate())
+	groups, err := apiGroups(c.generic.RESTOptionsGetter)
 	if err != nil {
 		return nil, err
 	}
-	optsGetter := c.generic.RESTOptionsGetter
+	paths := requestPaths(requestpath.Env{Scheme: Scheme, Codecs: Codecs, MaxBody: c.maxBody}, groups...)
+	c.generic.BuildHandlerChainFunc = c.handlerChain(paths)
+	generic, err := c.generic.New("tapp-apiserver", genericapiserver.NewEmptyDelegate())
+	if err != nil {
+		destroy(groups...)
+		return nil, err
+	}
+	if err := generic.InstallAPIGroups(groups...); err != nil {
+		return nil, err
+	}
+	if c.fence != nil {
+		if err := generic.AddReadyzChecks(c.fence.HealthChecker()); err != nil {
+			return nil, err
+		}
+		if err := generic.AddPostStartHook("storage-fence", func(hook genericapiserver.PostStartHookContext) error {
+			go c.fence.Run(hook.Context)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if c.clientConfig != nil {
+		if err := c.watchCoexistence(generic, servedResources(groups...)); err != nil {
+			return nil, err
+		}
+	}
+	return &Server{GenericAPIServer: generic}, nil
+}
 
+// handlerChain is the generic handler chain with, innermost, the storage fence (in cluster mode) and inside it
+// the request paths: requests are authenticated and authorized before the fence tells them why it refuses
+// them, and a request-path step reads the store only for requests the fence lets through.
+func (c CompletedConfig) handlerChain(paths *requestpath.Table) func(http.Handler, *genericapiserver.Config) http.Handler {
+	build, fence := c.buildChain, c.fence
+	return func(api http.Handler, config *genericapiserver.Config) http.Handler {
+		handler := paths.Handler(api)
+		if fence != nil {
+			handler = fence.WithFence(handler, []string{tkestack.GroupName, openyurt.GroupName}, Codecs)
+		}
+		return build(handler, config)
+	}
+}
+
+// apiGroups builds the storage of every resource and the API groups serving it.
+func apiGroups(optsGetter generic.RESTOptionsGetter) ([]*genericapiserver.APIGroupInfo, error) {
 	tapps, err := tapp.NewStorage(Scheme, optsGetter)
 	if err != nil {
 		return nil, err
@@ -112,10 +151,13 @@ func (c CompletedConfig) New() (*Server, error) {
 
 	yads, err := yurtappdaemon.NewStorage(Scheme, optsGetter)
 	if err != nil {
+		destroy(&tkestackGroup)
 		return nil, err
 	}
 	pools, err := nodepool.NewStorage(Scheme, optsGetter)
 	if err != nil {
+		destroy(&tkestackGroup)
+		yads.YurtAppDaemon.Destroy()
 		return nil, err
 	}
 	openyurtGroup := genericapiserver.NewDefaultAPIGroupInfo(openyurt.GroupName, Scheme, metav1.ParameterCodec, Codecs)
@@ -132,30 +174,38 @@ func (c CompletedConfig) New() (*Server, error) {
 		"nodepools":        pools.NodePool,
 		"nodepools/status": pools.Status,
 	}
+	return []*genericapiserver.APIGroupInfo{&tkestackGroup, &openyurtGroup}, nil
+}
 
-	c.patchFront.targets = map[string]patchTarget{
-		tkestack.GroupName + "/tapps":          {store: tapps.TApp},
-		tkestack.GroupName + "/tapps/scale":    {store: tapps.Scale, version: autoscalingv1.SchemeGroupVersion},
-		openyurt.GroupName + "/yurtappdaemons": {store: yads.YurtAppDaemon},
-		openyurt.GroupName + "/nodepools":      {store: pools.NodePool},
-	}
-	if err := generic.InstallAPIGroups(&tkestackGroup, &openyurtGroup); err != nil {
-		return nil, err
-	}
-	if c.fence != nil {
-		if err := generic.AddPostStartHook("storage-fence", func(hook genericapiserver.PostStartHookContext) error {
-			go c.fence.Run(hook.Context)
-			return nil
-		}); err != nil {
-			return nil, err
+// destroy releases the storage of groups that will not be installed (installed storage is released by the
+// server when it stops). A storage served in several versions is released once.
+func destroy(groups ...*genericapiserver.APIGroupInfo) {
+	done := map[rest.Storage]bool{}
+	for _, g := range groups {
+		for _, storage := range g.VersionedResourcesStorageMap {
+			for _, s := range storage {
+				if !done[s] {
+					done[s] = true
+					s.Destroy()
+				}
+			}
 		}
 	}
-	if c.clientConfig != nil {
-		if err := c.watchCoexistence(generic, servedResources(&tkestackGroup, &openyurtGroup)); err != nil {
-			return nil, err
+}
+
+// requestPaths is the table of the request paths of every storage of groups that declares one (every
+// requestpath.Provider of their storage maps), under its group, version and resource.
+func requestPaths(env requestpath.Env, groups ...*genericapiserver.APIGroupInfo) *requestpath.Table {
+	table := requestpath.NewTable(env)
+	for _, g := range groups {
+		group := g.PrioritizedVersions[0].Group
+		for version, storage := range g.VersionedResourcesStorageMap {
+			for resource, s := range storage {
+				table.Add(schema.GroupVersion{Group: group, Version: version}, resource, s)
+			}
 		}
 	}
-	return &Server{GenericAPIServer: generic}, nil
+	return table
 }
 
 // servedResources lists the group-version-resources of the groups, without subresources.

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/registry/requestpath"
 )
 
 // REST is a generic etcd-backed store that also tells discovery its short names and categories, and answers
@@ -17,17 +19,26 @@ type REST struct {
 	*genericregistry.Store
 	shortNames []string
 	categories []string
+	steps      []requestpath.Step
 }
 
-// NewREST wraps store with the given short names and categories.
-func NewREST(store *genericregistry.Store, shortNames, categories []string) *REST {
-	return &REST{Store: store, shortNames: shortNames, categories: categories}
+// NewREST wraps store with the given short names and categories, and with the size guard of clienterrors.go.
+// Its requests pass through ApplyMark (the guard's request-path half), then through steps, before the generic
+// handler (see package requestpath).
+func NewREST(store *genericregistry.Store, shortNames, categories []string, steps ...requestpath.Step) *REST {
+	return &REST{Store: store, shortNames: shortNames, categories: categories, steps: steps}
 }
 
 var (
 	_ rest.ShortNamesProvider = &REST{}
 	_ rest.CategoriesProvider = &REST{}
+	_ requestpath.Provider    = &REST{}
 )
+
+// RequestPath implements requestpath.Provider: ApplyMark, then the steps given to NewREST.
+func (r *REST) RequestPath() []requestpath.Step {
+	return append([]requestpath.Step{ApplyMark}, r.steps...)
+}
 
 // ShortNames implements rest.ShortNamesProvider.
 func (r *REST) ShortNames() []string { return r.shortNames }

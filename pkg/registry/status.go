@@ -8,25 +8,35 @@ import (
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/registry/requestpath"
 )
 
 // StatusREST serves the status subresource of a resource through a copy of its main store whose update
 // strategy only lets status change.
 type StatusREST struct {
 	store *genericregistry.Store
+	steps []requestpath.Step
 }
 
 var (
 	_ rest.Patcher             = &StatusREST{}
 	_ rest.ResetFieldsStrategy = &StatusREST{}
+	_ requestpath.Provider     = &StatusREST{}
 )
 
-// NewStatusREST returns the status storage for main, updating through strategy.
-func NewStatusREST(main *genericregistry.Store, strategy rest.UpdateResetFieldsStrategy) *StatusREST {
+// NewStatusREST returns the status storage for main, updating through strategy, with the size guard of
+// clienterrors.go. Its requests pass through ApplyMark, then through steps, before the generic handler.
+func NewStatusREST(main *genericregistry.Store, strategy rest.UpdateResetFieldsStrategy, steps ...requestpath.Step) *StatusREST {
 	store := *main
 	store.UpdateStrategy = strategy
 	store.ResetFieldsStrategy = strategy
-	return &StatusREST{store: &store}
+	return &StatusREST{store: &store, steps: steps}
+}
+
+// RequestPath implements requestpath.Provider: ApplyMark, then the steps given to NewStatusREST.
+func (r *StatusREST) RequestPath() []requestpath.Step {
+	return append([]requestpath.Step{ApplyMark}, r.steps...)
 }
 
 // New returns an empty object of the resource.

@@ -1,5 +1,7 @@
 // Package nodepool is the REST storage of the cluster-scoped apps.openyurt.io NodePools and their status,
-// served in v1beta1 and v1alpha1 from one store.
+// served in v1beta1 and v1alpha1 from one store: the strategies (strategy.go), the storage with its size guard,
+// its request path (the strategic merge patch step, see package registry/requestpath) and its table printer
+// (storage.go).
 package nodepool
 
 import (

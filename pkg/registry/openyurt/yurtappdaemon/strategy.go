@@ -1,4 +1,6 @@
-// Package yurtappdaemon is the REST storage of apps.openyurt.io YurtAppDaemons and their status.
+// Package yurtappdaemon is the REST storage of apps.openyurt.io YurtAppDaemons and their status: the
+// strategies (strategy.go), the storage with its size guard, its request path (the strategic merge patch step,
+// see package registry/requestpath) and its table printer (storage.go).
 package yurtappdaemon
 
 import (

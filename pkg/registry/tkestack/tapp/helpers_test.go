@@ -3,8 +3,13 @@ package tapp
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	tkestackinstall "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/install"
+	"github.com/tapp-io/tapp-apiserver/pkg/registry/requestpath"
 )
 
 func testPodTemplate(image string) corev1.PodTemplateSpec {
@@ -35,4 +40,13 @@ func validTApp() *tkestack.TApp {
 			AppStatus: tkestack.AppRunning,
 		},
 	}
+}
+
+// testEnv is what the server gives request-path steps, with a scheme of TApps.
+func testEnv() requestpath.Env {
+	scheme := runtime.NewScheme()
+	tkestackinstall.Install(scheme)
+	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
+	scheme.AddUnversionedTypes(schema.GroupVersion{Version: "v1"}, &metav1.Status{})
+	return requestpath.Env{Scheme: scheme, Codecs: serializer.NewCodecFactory(scheme), MaxBody: requestpath.DefaultMaxBody}
 }

@@ -10,7 +10,8 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/registry"
 )
 
-// Storage holds the REST storage of tapps and its subresources.
+// Storage holds the REST storage of tapps and its subresources. Each is a requestpath.Provider: what their
+// requests pass through before the generic handlers is declared in requestpath.go.
 type Storage struct {
 	TApp   *registry.REST
 	Status *registry.StatusREST
@@ -39,8 +40,8 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*
 	}
 
 	return &Storage{
-		TApp:   registry.NewREST(store, []string{"tapp"}, []string{"all"}),
-		Status: registry.NewStatusREST(store, NewStatusStrategy(scheme)),
+		TApp:   registry.NewREST(store, []string{"tapp"}, []string{"all"}, mainRequestPath(store)...),
+		Status: registry.NewStatusREST(store, NewStatusStrategy(scheme), statusRequestPath(store)...),
 		Scale:  &ScaleREST{store: store},
 	}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/registry/requestpath"
 )
 
 // Strategic merge patches and spec.templatePool.
@@ -35,24 +36,8 @@ const (
 // StrategicMerge applies a strategic merge patch to a TApp in its apps.tkestack.io/v1 JSON form. Both maps
 // are left untouched. The error is the patch's fault (a malformed directive, a wrong type).
 func StrategicMerge(original, patch map[string]any) (merged map[string]any, err error) {
-	defer recoverMergePanic(&err)
+	defer requestpath.RecoverMergePanic(&err)
 	return strategicMerge(runtime.DeepCopyJSON(original), runtime.DeepCopyJSON(patch))
-}
-
-// MergeWithStruct is strategicpatch.StrategicMergeMapPatch for the type of dataStruct, with a panic of the
-// merge code (it panics on some malformed patches, e.g. a merge key whose value is an object) returned as
-// an error. original and patch are modified.
-func MergeWithStruct(original, patch map[string]any, dataStruct any) (merged map[string]any, err error) {
-	defer recoverMergePanic(&err)
-	out, err := strategicpatch.StrategicMergeMapPatch(original, patch, dataStruct)
-	return map[string]any(out), err
-}
-
-// recoverMergePanic turns a panic of the merge code into an error.
-func recoverMergePanic(err *error) {
-	if r := recover(); r != nil {
-		*err = fmt.Errorf("the patch cannot be merged: %v", r)
-	}
 }
 
 func strategicMerge(original, patch map[string]any) (map[string]any, error) {

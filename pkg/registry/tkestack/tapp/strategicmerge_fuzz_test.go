@@ -10,6 +10,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/registry/requestpath"
 )
 
 // FuzzStrategicMergeTemplatePool applies arbitrary strategic merge patches to a TApp with a template pool, both
@@ -72,7 +73,7 @@ func FuzzStrategicMergeTemplatePool(f *testing.F) {
 		// The same patch on spec.template and on templatePool[test].
 		onTemplate := map[string]any{"spec": map[string]any{"template": runtime.DeepCopyJSON(entryPatch)}}
 		onPool := map[string]any{"spec": map[string]any{"templatePool": map[string]any{"test": runtime.DeepCopyJSON(entryPatch)}}}
-		want, wantErr := MergeWithStruct(original(), onTemplate, &tkestackv1.TApp{})
+		want, wantErr := requestpath.MergeWithStruct(original(), onTemplate, &tkestackv1.TApp{})
 		got, gotErr := StrategicMerge(original(), onPool)
 		if directive(entryPatch) == deleteDir {
 			// Only here do the two differ on purpose: the entry is removed, the template emptied.

@@ -1,5 +1,9 @@
 // Package tapp is the REST storage of apps.tkestack.io TApps: the main resource, its status and its
-// scale subresource.
+// scale subresource. Every piece of a TApp request's handling is here: the strategies (strategy.go,
+// legacyownership.go), the storage with its size guard (storage.go, scale.go), the table printer (table.go),
+// and the request path, the steps before the generic handlers, declared in requestpath.go: the
+// DefaultTemplateName alias folding (legacyalias.go), the instance-key checks (instancekeys.go) and the
+// strategic merge of template pools (patch.go, strategicmerge.go).
 package tapp
 
 import (

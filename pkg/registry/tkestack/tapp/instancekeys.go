@@ -1,9 +1,7 @@
-package apiserver
+package tapp
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"sort"
 
@@ -17,9 +15,11 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/errorlimit"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/validation"
+	"github.com/tapp-io/tapp-apiserver/pkg/registry/requestpath"
 )
 
-// Large TApp bodies pass through instanceKeys before the generic handlers.
+// Large TApp bodies (main resource and status) pass through instanceKeys before the generic handlers
+// (requestpath.go declares it).
 //
 // The generic create, update and patch handlers compute managedFields before validation runs, and that costs
 // the square of the number of map keys (sigs.k8s.io/structured-merge-diff inserts every key into a sorted
@@ -49,9 +49,11 @@ type instanceMaps struct {
 	} `json:"status"`
 }
 
-// instanceKeys wraps next with the instance-key checks; it shares the strategic merge front's codecs and body
-// limit.
-func (f *strategicMergeFront) instanceKeys(next http.Handler) http.Handler {
+// instanceKeys is the request-path step of the instance-key checks.
+type instanceKeys struct{}
+
+// Wrap implements requestpath.Step.
+func (instanceKeys) Wrap(env requestpath.Env, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info, ok := request.RequestInfoFrom(r.Context())
 		if !ok || !info.IsResourceRequest || info.APIGroup != tkestack.GroupName || info.Resource != "tapps" ||
@@ -61,9 +63,8 @@ func (f *strategicMergeFront) instanceKeys(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, f.maxBody+1))
-		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-		if err != nil || int64(len(body)) > f.maxBody || len(body) < instanceKeysMinBody {
+		body, ok := requestpath.ReadBody(r, env.MaxBody)
+		if !ok || len(body) < instanceKeysMinBody {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -92,7 +93,7 @@ func (f *strategicMergeFront) instanceKeys(next http.Handler) http.Handler {
 			name = maps.Metadata.Name
 		}
 		status := apierrors.NewInvalid(tkestack.Kind("TApp"), name, errorlimit.Limit(errs))
-		responsewriters.ErrorNegotiated(status, f.codecs, schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}, w, r)
+		responsewriters.ErrorNegotiated(status, env.Codecs, schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}, w, r)
 	})
 }
 

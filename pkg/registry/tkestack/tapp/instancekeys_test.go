@@ -1,4 +1,4 @@
-package apiserver
+package tapp
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 )
 
-// bigMap is a JSON object of n entries key(i): value, large enough for the front to read.
+// bigMap is a JSON object of n entries key(i): value, large enough for the step to read.
 func bigMap(n int, key func(i int) string, value string) string {
 	entries := make([]string, n)
 	for i := range entries {
@@ -47,12 +47,12 @@ func TestInstanceKeysFront(t *testing.T) {
 		{name: "another resource", verb: "create", resource: "yurtappdaemons", body: tapp(`{"statuses":` + bigMap(5000, noIDs, `"Killed"`) + `}`)},
 		{name: "the scale subresource", verb: "patch", resource: "tapps", subresource: "scale", body: tapp(`{"statuses":` + bigMap(5000, noIDs, `"Killed"`) + `}`)},
 	}
-	front := &strategicMergeFront{scheme: Scheme, codecs: Codecs, maxBody: defaultMaxPatchBody}
+	env := testEnv()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			forwarded := false
 			var forwardedBody bytes.Buffer
-			handler := front.instanceKeys(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			handler := instanceKeys{}.Wrap(env, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				forwarded = true
 				_, _ = forwardedBody.ReadFrom(r.Body)
 			}))

@@ -1,4 +1,4 @@
-package apiserver
+package registry
 
 import (
 	"net/http"
@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/tapp-io/tapp-apiserver/pkg/registry"
 )
 
 // TestMarkApply checks that only apply patches are marked for the registry's size check.
@@ -25,7 +23,7 @@ func TestMarkApply(t *testing.T) {
 	} {
 		var got bool
 		handler := markApply(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-			got = registry.IsServerSideApply(r.Context())
+			got = IsServerSideApply(r.Context())
 		}))
 		req := httptest.NewRequest(http.MethodPatch, "/apis/apps.tkestack.io/v1/namespaces/n/tapps/a", nil)
 		req.Header.Set("Content-Type", ctype)
@@ -35,7 +33,7 @@ func TestMarkApply(t *testing.T) {
 		}
 	}
 	var got bool
-	handler := markApply(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = registry.IsServerSideApply(r.Context()) }))
+	handler := markApply(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got = IsServerSideApply(r.Context()) }))
 	req := httptest.NewRequest(http.MethodPut, "/x", nil)
 	req.Header.Set("Content-Type", string(types.ApplyYAMLPatchType))
 	handler.ServeHTTP(httptest.NewRecorder(), req)

@@ -1,10 +1,9 @@
-package apiserver
+package tapp
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,10 +17,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	"github.com/tapp-io/tapp-apiserver/pkg/registry/requestpath"
 )
 
 // TApp bodies that use the capitalised key "DefaultTemplateName" pass through legacyAlias, which folds the key
-// into spec.defaultTemplateName before the generic handlers see the request.
+// into spec.defaultTemplateName before the generic handlers see the request (requestpath.go declares it).
 //
 // The versioned TApp declares the capitalised key as a field of its own (so that manifests using it decode),
 // and field management works on the request as sent: a server-side apply of "DefaultTemplateName: x" owned a
@@ -58,9 +58,13 @@ var (
 	canonPointer  = "/spec/" + canonicalKey
 )
 
-// legacyAlias wraps next with the folding of the alias; it shares the strategic merge front's codecs, body
-// limit and storage.
-func (f *strategicMergeFront) legacyAlias(next http.Handler) http.Handler {
+// legacyAlias is the request-path step that folds the alias; store reads the stored TApp for a full update.
+type legacyAlias struct {
+	store requestpath.ObjectGetter
+}
+
+// Wrap implements requestpath.Step.
+func (a legacyAlias) Wrap(env requestpath.Env, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info, ok := request.RequestInfoFrom(r.Context())
 		if !ok || !info.IsResourceRequest || info.APIGroup != tkestack.GroupName || info.Resource != "tapps" ||
@@ -68,22 +72,20 @@ func (f *strategicMergeFront) legacyAlias(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, f.maxBody+1))
-		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		body, ok := requestpath.ReadBody(r, env.MaxBody)
 		// A key can only be the alias if the body spells it out or escapes some of its characters.
-		if err != nil || int64(len(body)) > f.maxBody ||
-			(!bytes.Contains(body, []byte(legacyKey)) && !bytes.ContainsRune(body, '\\')) {
+		if !ok || (!bytes.Contains(body, []byte(legacyKey)) && !bytes.ContainsRune(body, '\\')) {
 			next.ServeHTTP(w, r)
 			return
 		}
 		var stored func() (string, bool)
 		if info.Verb == "update" {
-			stored = func() (string, bool) { return f.storedDefaultTemplateName(r, info) }
+			stored = func() (string, bool) { return a.storedDefaultTemplateName(r, info) }
 		}
-		folded, err := foldLegacyAlias(mediaType(r), body, info.Name, stored)
+		folded, err := foldLegacyAlias(requestpath.MediaType(r), body, info.Name, stored)
 		if err != nil {
 			gv := schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}
-			responsewriters.ErrorNegotiated(err, f.codecs, gv, w, r)
+			responsewriters.ErrorNegotiated(err, env.Codecs, gv, w, r)
 			return
 		}
 		if folded.body == nil {
@@ -93,9 +95,7 @@ func (f *strategicMergeFront) legacyAlias(next http.Handler) http.Handler {
 		for _, msg := range folded.warnings {
 			warning.AddWarning(r.Context(), "", msg)
 		}
-		r2 := r.Clone(r.Context())
-		r2.Body = io.NopCloser(bytes.NewReader(folded.body))
-		r2.ContentLength = int64(len(folded.body))
+		r2 := requestpath.WithBody(r, folded.body)
 		if folded.contentType != "" {
 			r2.Header.Set("Content-Type", folded.contentType)
 		}
@@ -104,13 +104,9 @@ func (f *strategicMergeFront) legacyAlias(next http.Handler) http.Handler {
 }
 
 // storedDefaultTemplateName reads the stored TApp's spec.defaultTemplateName.
-func (f *strategicMergeFront) storedDefaultTemplateName(r *http.Request, info *request.RequestInfo) (string, bool) {
-	target, ok := f.targets[targetKey(info)]
-	if !ok {
-		return "", false
-	}
+func (a legacyAlias) storedDefaultTemplateName(r *http.Request, info *request.RequestInfo) (string, bool) {
 	ctx := request.WithNamespace(r.Context(), info.Namespace)
-	obj, err := target.store.Get(ctx, info.Name, &metav1.GetOptions{})
+	obj, err := a.store.Get(ctx, info.Name, &metav1.GetOptions{})
 	if err != nil {
 		return "", false
 	}

@@ -1,4 +1,4 @@
-package apiserver
+package tapp
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	"github.com/tapp-io/tapp-apiserver/pkg/registry/requestpath"
 )
 
 // fakeTApps serves one TApp whose resourceVersion moves on every read, as if another client wrote between.
@@ -101,7 +102,7 @@ func TestStrategicMergeFront(t *testing.T) {
 		},
 		{
 			name: "races are given up after a bound", body: `{"spec":{"templatePool":{"test":{"metadata":{"labels":{"x":"y"}}}}}}`, conflicts: 1000,
-			wantCode: 409, wantCalls: maxPoolPatchAttempts,
+			wantCode: 409, wantCalls: requestpath.MaxPatchAttempts,
 		},
 		{
 			name: "the client's resourceVersion is kept and a conflict returned", body: `{"metadata":{"resourceVersion":"7"},"spec":{"templatePool":{"test":{}}}}`, conflicts: 1,
@@ -116,11 +117,10 @@ func TestStrategicMergeFront(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			store := &fakeTApps{gone: tc.gone}
-			front := &strategicMergeFront{scheme: Scheme, codecs: Codecs, maxBody: defaultMaxPatchBody,
-				targets: map[string]patchTarget{tkestack.GroupName + "/tapps": {store: store}}}
+			front := requestpath.StrategicMergePatch{Store: store, Merge: mergePoolPatch}
 			calls := 0
 			var forwarded map[string]any
-			handler := front.handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			handler := front.Wrap(testEnv(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				calls++
 				body, _ := io.ReadAll(r.Body)
 				forwarded = nil

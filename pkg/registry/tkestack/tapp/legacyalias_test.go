@@ -1,4 +1,4 @@
-package apiserver
+package tapp
 
 import (
 	"encoding/json"
