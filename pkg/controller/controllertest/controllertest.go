@@ -1,6 +1,8 @@
 // Package controllertest holds what the embedded controllers' unit tests share around fake clientsets:
 // fake APIs that stamp writes as a real API server does (StampWrites), the keys a controller's handlers
-// queued (Drain), and running a controller until it has done something (RunUntil). It is imported by tests only.
+// queued (Drain), moving a controller's fake clock until its queue's delayed keys are there
+// (StepUntilQueued), and running a controller until it has done something (RunUntil). It is imported by
+// tests only.
 package controllertest
 
 import (
@@ -15,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/util/workqueue"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // StampWrites makes the fake API behave like a real one on writes: a new resourceVersion on every create
@@ -63,6 +66,25 @@ func Drain(queue workqueue.TypedRateLimitingInterface[string]) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// StepUntilQueued steps clk, the clock of queue, by step at a time until queue holds n keys, and fails the
+// test when it does not within 10 seconds. The queue adds a delayed key on a goroutine of its own, which
+// reads the clock and then sets a timer: a step made in between defers the key to a later step, so the
+// clock is stepped again, by step each time, while the keys are missing. Use it where only which keys are
+// queued matters, not when.
+func StepUntilQueued(t testing.TB, clk *clocktesting.FakeClock, queue workqueue.TypedRateLimitingInterface[string], step time.Duration, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for queue.Len() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d keys queued after stepping the clock for 10 seconds, want %d", queue.Len(), n)
+		}
+		clk.Step(step)
+		for wait := time.Now().Add(20 * time.Millisecond); queue.Len() < n && time.Now().Before(wait); {
+			time.Sleep(time.Millisecond)
+		}
+	}
 }
 
 // Factory is an informer factory of a controller under test.

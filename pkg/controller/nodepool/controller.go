@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/nodepool/policy"
@@ -44,10 +45,10 @@ type Controller struct {
 }
 
 // NewController builds the NodePool controller and registers its informers (NodePools, nodes) with their
-// factories, which the caller starts.
+// factories, which the caller starts. clk times its loop and queue (clock.RealClock{} outside tests).
 func NewController(kubeClient kubernetes.Interface, client versioned.Interface,
 	poolInformer openyurtinformers.NodePoolInformer, nodeInformer coreinformers.NodeInformer,
-	recorder record.EventRecorder) (*Controller, error) {
+	recorder record.EventRecorder, clk clock.WithTicker) (*Controller, error) {
 	c := &Controller{
 		kubeClient: kubeClient,
 		client:     client,
@@ -56,7 +57,7 @@ func NewController(kubeClient kubernetes.Interface, client versioned.Interface,
 		nodeIndex:  nodeInformer.Informer().GetIndexer(),
 		recorder:   recorder,
 	}
-	c.loop = workloop.New(Name, "NodePool", c.sync, metrics)
+	c.loop = workloop.New(Name, "NodePool", clk, c.sync, metrics)
 	c.queue = c.loop.Queue
 	if err := errors.Join(
 		nodeInformer.Informer().AddIndexers(cache.Indexers{byPool: func(obj any) ([]string, error) {

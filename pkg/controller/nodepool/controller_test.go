@@ -17,6 +17,8 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/controllertest"
@@ -50,10 +52,12 @@ func newHarness(t *testing.T, pools []*v1alpha1.NodePool, nodes []*corev1.Node) 
 	controllertest.StampWrites(&h.yurt.Fake)
 	h.kubeInf = informers.NewSharedInformerFactory(h.kube, 0)
 	h.yurtInf = externalversions.NewSharedInformerFactory(h.yurt, 0)
-	ctrl, err := NewController(h.kube, h.yurt, h.yurtInf.OpenYurtApps().V1alpha1().NodePools(), h.kubeInf.Core().V1().Nodes(), h.recorder)
+	ctrl, err := NewController(h.kube, h.yurt, h.yurtInf.OpenYurtApps().V1alpha1().NodePools(), h.kubeInf.Core().V1().Nodes(), h.recorder,
+		clocktesting.NewFakeClock(time.Now()))
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(ctrl.queue.ShutDown)
 	h.ctrl = ctrl
 	h.show()
 	return h
@@ -444,7 +448,9 @@ func TestRunStopsWithContext(t *testing.T) {
 	h.yurt = newYurtClientset(testPool("a", nil))
 	h.kubeInf = informers.NewSharedInformerFactory(h.kube, 0)
 	h.yurtInf = externalversions.NewSharedInformerFactory(h.yurt, 0)
-	ctrl, err := NewController(h.kube, h.yurt, h.yurtInf.OpenYurtApps().V1alpha1().NodePools(), h.kubeInf.Core().V1().Nodes(), h.recorder)
+	// Running, the controller retries with backoff: it runs on the real clock, as outside tests.
+	ctrl, err := NewController(h.kube, h.yurt, h.yurtInf.OpenYurtApps().V1alpha1().NodePools(), h.kubeInf.Core().V1().Nodes(), h.recorder,
+		clock.RealClock{})
 	if err != nil {
 		t.Fatal(err)
 	}

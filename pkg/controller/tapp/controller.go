@@ -63,13 +63,13 @@ type Controller struct {
 	expectations *expectations.Expectations[string]
 	// statusWritten holds each TApp as its last status write returned, until the cache shows it.
 	statusWritten statuswrite.Written[*tkestackv1.TApp]
-	// podEventBatch is podEventBatch; 0 syncs at every pod event.
-	podEventBatch time.Duration
 	// statusPacer paces the status writes that only report the instances' progress (statusPace).
 	statusPacer statusPacer
 	recorder    record.EventRecorder
 	updater     *inplace.Updater
-	clock       clock.PassiveClock
+	// clock is the controller's one clock: its loop and queue (delays, backoff), its expectations, the
+	// in-place updater and the plans and status writes all read it.
+	clock clock.WithTicker
 	// gateWrites holds the readiness-gate writes of pods that the pod cache may not show yet, so that a sync
 	// working from an older copy of a pod does not make them again.
 	gateWrites gateWrites
@@ -79,13 +79,14 @@ type Controller struct {
 var tappKind = tkestackv1.SchemeGroupVersion.WithKind("TApp").GroupKind()
 
 // NewController builds the TApp controller and registers its informers (pods, claims, nodes, TApps,
-// ControllerRevisions) with
-// their factories, which the caller starts. podStatusClient makes the readiness-gate condition writes; it
-// may be kubeClient, or a client with a rate limit of its own.
+// ControllerRevisions) with their factories, which the caller starts. podStatusClient makes the
+// readiness-gate condition writes; it may be kubeClient, or a client with a rate limit of its own. clk is
+// the controller's clock (clock.RealClock{} outside tests), shared by everything of it that reads the time.
 func NewController(kubeClient, podStatusClient kubernetes.Interface, client versioned.Interface,
 	podInformer coreinformers.PodInformer, claimInformer coreinformers.PersistentVolumeClaimInformer,
 	nodeInformer coreinformers.NodeInformer, tappInformer tappinformers.TAppInformer,
-	revisionInformer appsinformers.ControllerRevisionInformer, recorder record.EventRecorder) (*Controller, error) {
+	revisionInformer appsinformers.ControllerRevisionInformer, recorder record.EventRecorder,
+	clk clock.WithTicker) (*Controller, error) {
 	c := &Controller{
 		kubeClient: kubeClient,
 		client:     client,
@@ -96,13 +97,13 @@ func NewController(kubeClient, podStatusClient kubernetes.Interface, client vers
 		nodes:      nodeInformer.Lister(),
 		revisions:  revisionInformer.Lister(),
 		recorder:   recorder,
-		updater:    &inplace.Updater{Client: kubeClient, StatusClient: podStatusClient, FieldManager: fieldManager},
-
-		podEventBatch: podEventBatch,
+		updater: &inplace.Updater{Client: kubeClient, StatusClient: podStatusClient, Clock: clk,
+			FieldManager: fieldManager},
+		expectations: expectations.New[string](clk),
+		clock:        clk,
 	}
-	c.loop = workloop.New(Name, "TApp", c.sync, metrics)
-	c.queue, c.clock = c.loop.Queue, c.loop.Clock
-	c.expectations = expectations.New[string](c.clock)
+	c.loop = workloop.New(Name, "TApp", clk, c.sync, metrics)
+	c.queue = c.loop.Queue
 	if err := errors.Join(
 		podInformer.Informer().AddIndexers(cache.Indexers{
 			byControllerUID: func(obj any) ([]string, error) {
@@ -217,14 +218,8 @@ func (c *Controller) enqueueSelecting(pod *corev1.Pod) {
 // scheduled and started send thousands of events within seconds. A deletion or a release is synced at once.
 const podEventBatch = 50 * time.Millisecond
 
-// enqueueBatched enqueues the TApp key after the controller's pod event batch.
-func (c *Controller) enqueueBatched(key string) {
-	if c.podEventBatch <= 0 {
-		c.queue.Add(key)
-		return
-	}
-	c.queue.AddAfter(key, c.podEventBatch)
-}
+// enqueueBatched enqueues the TApp key after the pod event batch.
+func (c *Controller) enqueueBatched(key string) { c.queue.AddAfter(key, podEventBatch) }
 
 func (c *Controller) podAdded(obj any) {
 	pod := obj.(*corev1.Pod)

@@ -27,6 +27,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/expectations"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 	tappfake "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/fake"
 	"github.com/tapp-io/tapp-apiserver/pkg/generated/informers/externalversions"
@@ -43,12 +44,15 @@ type harness struct {
 	kubeInf  informers.SharedInformerFactory
 	tappInf  externalversions.SharedInformerFactory
 	recorder *record.FakeRecorder
+	// clock is the controller's clock; it moves only when a test steps it.
+	clock *clocktesting.FakeClock
 	// resourceVersion numbers the versions showPods gives changed pods in the cache.
 	resourceVersion int
 }
 
 func newHarness(t *testing.T, tapp *tkestackv1.TApp) *harness {
-	h := &harness{t: t, kube: kubefake.NewClientset(), tapps: tappfake.NewClientset(tapp), recorder: record.NewFakeRecorder(100)}
+	h := &harness{t: t, kube: kubefake.NewClientset(), tapps: tappfake.NewClientset(tapp), recorder: record.NewFakeRecorder(100),
+		clock: clocktesting.NewFakeClock(time.Now())}
 	// The API server gives every new pod a UID; the fake does not.
 	h.kube.PrependReactor("create", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		if pod, ok := a.(clienttesting.CreateAction).GetObject().(*corev1.Pod); ok && pod.UID == "" {
@@ -59,10 +63,11 @@ func newHarness(t *testing.T, tapp *tkestackv1.TApp) *harness {
 	h.kubeInf = informers.NewSharedInformerFactory(h.kube, 0)
 	h.tappInf = externalversions.NewSharedInformerFactory(h.tapps, 0)
 	ctrl, err := NewController(h.kube, h.kube, h.tapps, h.kubeInf.Core().V1().Pods(), h.kubeInf.Core().V1().PersistentVolumeClaims(), h.kubeInf.Core().V1().Nodes(),
-		h.tappInf.TKEStackApps().V1().TApps(), h.kubeInf.Apps().V1().ControllerRevisions(), h.recorder)
+		h.tappInf.TKEStackApps().V1().TApps(), h.kubeInf.Apps().V1().ControllerRevisions(), h.recorder, h.clock)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(ctrl.queue.ShutDown)
 	h.ctrl = ctrl
 	h.setTApp(tapp)
 	return h
@@ -636,8 +641,7 @@ func TestStatusOnlyUpdatesDoNotResync(t *testing.T) {
 // statusPace after the last write; a condition that changes is written at once.
 func TestProgressOnlyStatusWritesArePaced(t *testing.T) {
 	h := newHarness(t, testTApp(2))
-	clk := clocktesting.NewFakeClock(time.Now())
-	h.ctrl.clock = clk
+	clk := h.clock
 	if err := h.sync(); err != nil { // creates the pods; the first status (observedGeneration 1) is written at once
 		t.Fatal(err)
 	}
@@ -720,5 +724,45 @@ func TestProgressOnly(t *testing.T) {
 	updating.Statuses = map[string]tkestackv1.InstanceStatus{"0": "Updating"}
 	if !progressOnly(&updating, &base) {
 		t.Error("an instance leaving Updating for Pending is not progress only")
+	}
+}
+
+// TestOneClock: the controller's expectations and its in-place updater read the clock the controller was
+// built with: the pod writes the cache does not show hold the TApp back until that clock has moved past
+// expectations.TTL, and the readiness-gate condition of an in-place update is stamped with its time.
+func TestOneClock(t *testing.T) {
+	h := newHarness(t, testTApp(1))
+	h.clock.Step(1000 * time.Hour) // far from the wall clock
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	// The cache does not show web-0: its create is expected, and the plan is not executed again.
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(h.actions("create", "pods")); got != 1 {
+		t.Fatalf("%d pod creates while the first is expected, want 1", got)
+	}
+	h.clock.Step(expectations.TTL + time.Second)
+	_ = h.sync() // the plan creates web-0 again: the fake API refuses it, the pod exists
+	if got := len(h.actions("create", "pods")); got != 2 {
+		t.Fatalf("%d pod creates once the controller's clock passed the expectations' TTL, want 2", got)
+	}
+
+	h.markRunning()
+	h.showPods()
+	h.updateImage(testTApp(1), "nginx:2")
+	var gate *corev1.PodCondition
+	pod := h.apiPod("web-0")
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == inplace.ReadinessGate {
+			gate = &pod.Status.Conditions[i]
+		}
+	}
+	if gate == nil || gate.Status != corev1.ConditionFalse {
+		t.Fatalf("readiness gate condition %+v, want False: the in-place update begun", gate)
+	}
+	if got, want := gate.LastTransitionTime.Unix(), h.clock.Now().Unix(); got != want {
+		t.Errorf("readiness gate set False at %v, want the controller's clock's %v", gate.LastTransitionTime, h.clock.Now())
 	}
 }

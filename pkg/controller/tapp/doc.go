@@ -9,7 +9,14 @@
 //
 // The controller never decides what to do or what to report itself: policy.ComputePlanWithRevisions decides
 // the actions, from the TApp and a snapshot of its pods, and policy.DesiredStatus the status and its
-// conditions; the controller adds only the failures of the sync it ran. Each pod write raises an expectation (pkg/controller/expectations, by pod name); while the pod
-// cache has not shown one, the plan is not executed, so a slow informer never causes a second create of an
-// instance or a missed delete. Informer cache objects are never modified.
+// conditions; the controller adds only the failures of the sync it ran. Each pod write raises an
+// expectation (pkg/controller/expectations, by pod name); while the pod cache has not shown one, the plan
+// is not executed, so a slow informer never causes a second create of an instance or a missed delete.
+// Informer cache objects are never modified.
+//
+// The TApp of a pod that is added or changes is synced after podEventBatch, so that the events of many pods
+// make one sync; a deletion or a release is synced at once. Status writes that only report the instances'
+// progress are paced (statusPace). Everything of the controller that reads the time (the queue's delays,
+// the expectations, the in-place updater, the plan and the status writes) reads the one clock
+// NewController is given.
 package tapp

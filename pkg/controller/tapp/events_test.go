@@ -632,7 +632,6 @@ func TestPodEventsEnqueueTheControllingTApp(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(handler.name+"/"+tt.name, func(t *testing.T) {
 				h := newHarness(t, testTApp(1))
-				h.ctrl.podEventBatch = 0 // which TApps are told, not when (TestPodEventsAreBatched)
 				// Another TApp of the namespace whose selector never matches.
 				db := testTApp(1)
 				db.Name, db.UID = "db", "db-uid"
@@ -642,7 +641,7 @@ func TestPodEventsEnqueueTheControllingTApp(t *testing.T) {
 					t.Fatalf("queue before the event = %v", got)
 				}
 				handler.call(h.ctrl, tt.pod)
-				if got := queued(h.ctrl); fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				if got := h.told(len(tt.want)); fmt.Sprint(got) != fmt.Sprint(tt.want) {
 					t.Errorf("queued %v, want %v", got, tt.want)
 				}
 			})
@@ -670,7 +669,6 @@ func TestPodUpdatedEnqueuesPreviousAndNewController(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, testTApp(1))
-			h.ctrl.podEventBatch = 0 // which TApps are told, not when (TestPodEventsAreBatched)
 			db := testTApp(1)
 			db.Name, db.UID = "db", "db-uid"
 			db.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "none"}}
@@ -683,7 +681,7 @@ func TestPodUpdatedEnqueuesPreviousAndNewController(t *testing.T) {
 				pod.ResourceVersion = "2"
 			}
 			h.ctrl.podUpdated(old, pod)
-			if got := queued(h.ctrl); fmt.Sprint(got) != fmt.Sprint(tt.wantKeys) {
+			if got := h.told(len(tt.wantKeys)); fmt.Sprint(got) != fmt.Sprint(tt.wantKeys) {
 				t.Errorf("queued %v, want %v", got, tt.wantKeys)
 			}
 		})
@@ -698,30 +696,61 @@ func tappOwner(name string, uid types.UID) metav1.OwnerReference {
 // queued empties the controller's queue and returns its keys, sorted.
 func queued(c *Controller) []string { return controllertest.Drain(c.queue) }
 
+// batchMarker is a key no TApp has, queued after the pod event batch by told.
+const batchMarker = "told/marker"
+
+// told returns the TApps the handlers called so far queued, at once or after the pod event batch, sorted:
+// which TApps are told, not when (TestPodEventsAreBatched tests when). It queues a marker after the same
+// batch, steps the harness's clock past it until the queue holds the marker and n keys besides, and
+// empties the queue; the marker makes it wait for the batch when no TApp is to be told.
+func (h *harness) told(n int) []string {
+	h.t.Helper()
+	h.ctrl.queue.AddAfter(batchMarker, podEventBatch)
+	controllertest.StepUntilQueued(h.t, h.clock, h.ctrl.queue, podEventBatch, n+1)
+	var keys []string
+	for _, key := range queued(h.ctrl) {
+		if key != batchMarker {
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
 // TestPodEventsAreBatched: the events of a TApp's pods within podEventBatch make one sync, queued once the
-// batch has passed; a deletion is queued at once.
+// batch of the first has passed on the controller's clock; a deletion is queued at once.
 func TestPodEventsAreBatched(t *testing.T) {
 	h := newHarness(t, testTApp(3))
 	pod := func(id, rv string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-" + id, Namespace: "ns", UID: types.UID("uid-" + id),
 			ResourceVersion: rv, OwnerReferences: []metav1.OwnerReference{tappOwner("web", "tapp-uid")}}}
 	}
-	start := time.Now()
+	start := h.clock.Now()
 	h.ctrl.podAdded(pod("0", "1"))
+	h.clock.Step(podEventBatch / 2)
 	h.ctrl.podAdded(pod("1", "1"))
 	h.ctrl.podUpdated(pod("0", "1"), pod("0", "2"))
-	if got := h.ctrl.queue.Len(); got != 0 && time.Since(start) < podEventBatch {
+	if got := h.ctrl.queue.Len(); got != 0 {
 		t.Fatalf("%d TApps queued before the batch passed", got)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for h.ctrl.queue.Len() == 0 && time.Now().Before(deadline) {
+	// Step the clock a tenth of the batch at a time, giving the queue a moment after each step, until the
+	// TApp is queued: not before the first event's batch has passed. The queue's timer may miss a step
+	// made while it was being set (see controllertest.StepUntilQueued), which defers the TApp by that step
+	// at most; past twice the batch, the clock stays and the TApp must come.
+	limit := start.Add(2 * podEventBatch)
+	for h.ctrl.queue.Len() == 0 && h.clock.Now().Before(limit) {
+		h.clock.Step(podEventBatch / 10)
+		for wait := time.Now().Add(5 * time.Millisecond); h.ctrl.queue.Len() == 0 && time.Now().Before(wait); {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if elapsed := h.clock.Since(start); h.ctrl.queue.Len() > 0 && elapsed < podEventBatch {
+		t.Errorf("queued once the clock moved %v, before the batch of %v passed", elapsed, podEventBatch)
+	}
+	for deadline := time.Now().Add(10 * time.Second); h.ctrl.queue.Len() == 0 && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if waited := time.Since(start); waited < podEventBatch {
-		t.Errorf("queued after %v, before the batch of %v passed", waited, podEventBatch)
-	}
 	if got := queued(h.ctrl); fmt.Sprint(got) != "[ns/web]" {
-		t.Fatalf("queued %v after the batch, want [ns/web] once", got)
+		t.Fatalf("queued %v once the clock moved %v, want [ns/web] once", got, h.clock.Since(start))
 	}
 	h.ctrl.podDeleted(pod("2", "1"))
 	if got := queued(h.ctrl); fmt.Sprint(got) != "[ns/web]" {

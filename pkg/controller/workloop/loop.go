@@ -13,9 +13,10 @@ import (
 )
 
 // NewQueue returns a controller's workqueue of keys, named name, with the default controller rate limiter.
-func NewQueue(name string) workqueue.TypedRateLimitingInterface[string] {
+// Its delays (AddAfter, and the backoff of AddRateLimited) are timed by clk.
+func NewQueue(name string, clk clock.WithTicker) workqueue.TypedRateLimitingInterface[string] {
 	return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: name})
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: name, Clock: clk})
 }
 
 // Loop hands the keys of a controller's queue to its sync function, one key to one worker at a time.
@@ -31,17 +32,18 @@ type Loop struct {
 	// Sync syncs the object of one key; an error requeues the key with backoff. The logger of its context
 	// carries the key, under the controller's name.
 	Sync func(ctx context.Context, key string) error
-	// Clock times the syncs.
-	Clock clock.PassiveClock
+	// Clock times the syncs. It is the clock of the controller: New gives the same one to the queue, and the
+	// controller to everything else of its own that reads the time.
+	Clock clock.WithTicker
 	// Metrics record the syncs' durations and results.
 	Metrics *Metrics
 }
 
 // New returns the loop of the controller named name, which syncs objects of kind with sync and records
-// metrics: its queue is NewQueue(name), its clock the real one. The informers it waits for are added by
-// Watch.
-func New(name, kind string, sync func(ctx context.Context, key string) error, metrics *Metrics) *Loop {
-	return &Loop{Name: name, Kind: kind, Queue: NewQueue(name), Sync: sync, Clock: clock.RealClock{}, Metrics: metrics}
+// metrics, timed by clk (clock.RealClock{} outside tests): its queue is NewQueue(name, clk). The informers
+// it waits for are added by Watch.
+func New(name, kind string, clk clock.WithTicker, sync func(ctx context.Context, key string) error, metrics *Metrics) *Loop {
+	return &Loop{Name: name, Kind: kind, Queue: NewQueue(name, clk), Sync: sync, Clock: clk, Metrics: metrics}
 }
 
 // Watch registers handler with informer, and makes Run wait for the informer's cache before it starts a

@@ -21,7 +21,10 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/controllertest"
 )
 
 var (
@@ -125,9 +128,9 @@ func TestProcessNext(t *testing.T) {
 		{name: "error", err: boom, result: ResultError, requeued: true, error: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			q := &recordingQueue{TypedRateLimitingInterface: NewQueue("workloop-test")}
-			defer q.ShutDown()
 			clk := clocktesting.NewFakeClock(time.Now())
+			q := &recordingQueue{TypedRateLimitingInterface: NewQueue("workloop-test", clk)}
+			defer q.ShutDown()
 			var synced []string
 			l := &Loop{Name: "thing", Kind: "Thing", Queue: q, Clock: clk, Metrics: m,
 				Sync: func(_ context.Context, key string) error {
@@ -164,9 +167,10 @@ func TestProcessNext(t *testing.T) {
 }
 
 func TestProcessNextAfterShutDown(t *testing.T) {
-	q := NewQueue("workloop-test")
+	clk := clocktesting.NewFakeClock(time.Now())
+	q := NewQueue("workloop-test", clk)
 	q.ShutDown()
-	l := &Loop{Name: "thing", Kind: "Thing", Queue: q, Clock: clocktesting.NewFakeClock(time.Now()),
+	l := &Loop{Name: "thing", Kind: "Thing", Queue: q, Clock: clk,
 		Sync: func(context.Context, string) error { t.Error("synced after shut down"); return nil }}
 	if l.ProcessNext(context.Background()) {
 		t.Error("ProcessNext = true after the queue shut down")
@@ -195,7 +199,7 @@ func TestMetricNames(t *testing.T) {
 // TestWatchAndEnqueue: Watch registers the handler and makes Run wait for the informer; Enqueue keys
 // objects and tombstones.
 func TestWatchAndEnqueue(t *testing.T) {
-	l := New("watch-test", "Pod", func(context.Context, string) error { return nil }, NewMetrics("watch_test", "Pod"))
+	l := New("watch-test", "Pod", clock.RealClock{}, func(context.Context, string) error { return nil }, NewMetrics("watch_test", "Pod"))
 	defer l.Queue.ShutDown()
 	client := kubefake.NewClientset(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}})
 	factory := informers.NewSharedInformerFactory(client, 0)
@@ -221,6 +225,29 @@ func TestWatchAndEnqueue(t *testing.T) {
 	}
 	if !got["ns/a"] || !got["ns/b"] || !got["n"] {
 		t.Errorf("queued %v, want ns/a (the handler), ns/b (a tombstone) and n (cluster-scoped)", got)
+	}
+}
+
+// clockTestMetrics are TestOneClock's (metrics register once per process).
+var clockTestMetrics = NewMetrics("clock_test", "Thing")
+
+// TestOneClock: New gives its clock to the queue, whose delays (AddAfter, the backoff of AddRateLimited)
+// pass only as that clock moves.
+func TestOneClock(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	l := New("clock-test", "Thing", clk, func(context.Context, string) error { return nil }, clockTestMetrics)
+	defer l.Queue.ShutDown()
+	if l.Clock != clk {
+		t.Fatalf("Loop.Clock = %v, want the clock given to New", l.Clock)
+	}
+	l.Queue.AddAfter("ns/a", time.Hour)
+	l.Queue.AddRateLimited("ns/b")
+	if got := l.Queue.Len(); got != 0 {
+		t.Fatalf("%d keys queued before the clock moved, want 0", got)
+	}
+	controllertest.StepUntilQueued(t, clk, l.Queue, time.Hour, 2)
+	if got := controllertest.Drain(l.Queue); fmt.Sprint(got) != "[ns/a ns/b]" {
+		t.Errorf("queued %v once the clock passed the delays, want [ns/a ns/b]", got)
 	}
 }
 
@@ -250,9 +277,10 @@ func TestDeleted(t *testing.T) {
 func TestSyncLogsCarryTheKey(t *testing.T) {
 	var logged string
 	ctx := klog.NewContext(context.Background(), funcr.New(func(_, args string) { logged = args }, funcr.Options{}))
-	q := NewQueue("workloop-test")
+	clk := clocktesting.NewFakeClock(time.Now())
+	q := NewQueue("workloop-test", clk)
 	defer q.ShutDown()
-	l := &Loop{Name: "thing", Kind: "Thing", Queue: q, Clock: clocktesting.NewFakeClock(time.Now()), Metrics: NewMetrics("logs_test", "Thing"),
+	l := &Loop{Name: "thing", Kind: "Thing", Queue: q, Clock: clk, Metrics: NewMetrics("logs_test", "Thing"),
 		Sync: func(ctx context.Context, _ string) error {
 			klog.FromContext(ctx).Info("synced")
 			return nil

@@ -52,7 +52,9 @@ type Controller struct {
 	// expectations holds a YurtAppDaemon back while the caches have not shown its child writes.
 	expectations *expectations.Expectations[childRef]
 	recorder     record.EventRecorder
-	clock        clock.PassiveClock
+	// clock is the controller's one clock: its loop and queue, its expectations and the status conditions'
+	// transition times read it.
+	clock clock.WithTicker
 }
 
 // childRef names a child workload in the YurtAppDaemon's namespace.
@@ -63,11 +65,13 @@ type childRef struct {
 
 // NewController builds the YurtAppDaemon controller and registers its informers with their factories,
 // which the caller starts. kubeClient reaches the cluster (workloads, ControllerRevisions, events); client
-// reaches the server of YurtAppDaemons and NodePools.
+// reaches the server of YurtAppDaemons and NodePools. clk is the controller's clock (clock.RealClock{}
+// outside tests).
 func NewController(kubeClient kubernetes.Interface, client versioned.Interface,
 	yadInformer openyurtinformers.YurtAppDaemonInformer, poolInformer openyurtinformers.NodePoolInformer,
 	deploymentInformer appsinformers.DeploymentInformer, statefulSetInformer appsinformers.StatefulSetInformer,
-	revisionInformer appsinformers.ControllerRevisionInformer, recorder record.EventRecorder) (*Controller, error) {
+	revisionInformer appsinformers.ControllerRevisionInformer, recorder record.EventRecorder,
+	clk clock.WithTicker) (*Controller, error) {
 	c := &Controller{
 		kubeClient:   kubeClient,
 		client:       client,
@@ -77,10 +81,11 @@ func NewController(kubeClient kubernetes.Interface, client versioned.Interface,
 		statefulSets: statefulSetInformer.Lister(),
 		revisions:    revisionInformer.Lister(),
 		recorder:     recorder,
+		expectations: expectations.New[childRef](clk),
+		clock:        clk,
 	}
-	c.loop = workloop.New(Name, "YurtAppDaemon", c.sync, metrics)
-	c.queue, c.clock = c.loop.Queue, c.loop.Clock
-	c.expectations = expectations.New[childRef](c.clock)
+	c.loop = workloop.New(Name, "YurtAppDaemon", clk, c.sync, metrics)
+	c.queue = c.loop.Queue
 	c.listPools = func() ([]*v1alpha1.NodePool, error) { return c.pools.List(labels.Everything()) }
 
 	children := cache.ResourceEventHandlerFuncs{AddFunc: c.childAdded, UpdateFunc: c.childUpdated, DeleteFunc: c.childDeleted}

@@ -18,10 +18,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/controllertest"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/expectations"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/history"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/yurtappdaemon/policy"
 )
@@ -145,6 +147,19 @@ func TestStaleCacheCausesNoDuplicateCreates(t *testing.T) {
 	}
 	if creates != 1 {
 		t.Fatalf("%d Deployment creates with a stale cache, want 1: %v", creates, h.writes())
+	}
+
+	// Once the expectations expire on the controller's clock, the sync acts on the stale cache again.
+	h.clock.Step(expectations.TTL + time.Second)
+	h.mustSync()
+	creates = 0
+	for _, w := range h.writes() {
+		if strings.HasPrefix(w, "create deployments") {
+			creates++
+		}
+	}
+	if creates != 2 {
+		t.Fatalf("%d Deployment creates once the controller's clock passed the expectations' TTL, want 2: %v", creates, h.writes())
 	}
 
 	// Without expectations (another controller instance, or a restart), the create meets AlreadyExists:
@@ -735,7 +750,9 @@ func TestChildEventsMapToOwner(t *testing.T) {
 func TestRunStopsWithContext(t *testing.T) {
 	yad := testYAD()
 	h := newHarness(t, objs(yad, testPool("a", "edge")))
-	controllertest.RunUntil(t, func(ctx context.Context) { h.ctrl.Run(ctx, 2) }, func() (bool, string) {
+	// Running, the controller retries with backoff: it runs on the real clock, as outside tests.
+	ctrl := h.newController(clock.RealClock{})
+	controllertest.RunUntil(t, func(ctx context.Context) { ctrl.Run(ctx, 2) }, func() (bool, string) {
 		_, created := h.deployments()["web-a"]
 		c := condition(h.yad(), policy.ConditionProvisioned)
 		return created && c != nil && c.Status == corev1.ConditionTrue, fmt.Sprintf("web-a not provisioned; status %+v", h.yad().Status)

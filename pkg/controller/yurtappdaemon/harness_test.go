@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,8 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
@@ -33,6 +36,8 @@ type harness struct {
 	kubeInf  informers.SharedInformerFactory
 	yurtInf  externalversions.SharedInformerFactory
 	recorder *record.FakeRecorder
+	// clock is the controller's clock; it moves only when a test steps it.
+	clock *clocktesting.FakeClock
 }
 
 func newHarness(t *testing.T, yurtObjs []runtime.Object, kubeObjs ...runtime.Object) *harness {
@@ -44,21 +49,29 @@ func newHarness(t *testing.T, yurtObjs []runtime.Object, kubeObjs ...runtime.Obj
 		// controller never applies.
 		yurt:     yurtfake.NewSimpleClientset(yurtObjs...), //nolint:staticcheck
 		recorder: record.NewFakeRecorder(1000),
+		clock:    clocktesting.NewFakeClock(time.Now()),
 	}
 	controllertest.StampWrites(&h.kube.Fake)
 	controllertest.StampWrites(&h.yurt.Fake)
 	h.kubeInf = informers.NewSharedInformerFactory(h.kube, 0)
 	h.yurtInf = externalversions.NewSharedInformerFactory(h.yurt, 0)
+	h.ctrl = h.newController(h.clock)
+	h.show()
+	return h
+}
+
+// newController builds a controller timed by clk over the harness's clientsets and informers.
+func (h *harness) newController(clk clock.WithTicker) *Controller {
+	h.t.Helper()
 	ctrl, err := NewController(h.kube, h.yurt,
 		h.yurtInf.OpenYurtApps().V1alpha1().YurtAppDaemons(), h.yurtInf.OpenYurtApps().V1alpha1().NodePools(),
 		h.kubeInf.Apps().V1().Deployments(), h.kubeInf.Apps().V1().StatefulSets(), h.kubeInf.Apps().V1().ControllerRevisions(),
-		h.recorder)
+		h.recorder, clk)
 	if err != nil {
-		t.Fatal(err)
+		h.t.Fatal(err)
 	}
-	h.ctrl = ctrl
-	h.show()
-	return h
+	h.t.Cleanup(ctrl.queue.ShutDown)
+	return ctrl
 }
 
 // show replaces every informer cache with what the fake APIs hold (the caches catching up).
