@@ -1,16 +1,16 @@
 // Package expectations holds back a controller's sync while its informer caches have not shown the
 // controller's own writes yet, with the semantics of Kubernetes' ControllerExpectations: expectations are
 // raised before each write, lowered when the write fails, observed when the caches show its result, and
-// they expire after TTL (a missed watch event must not stall an object for good). While any is pending
-// for a key, the caches are behind the controller's writes for that key and acting on them could, say,
-// create the same object twice.
+// they expire after TTL on the clock given to New, the controller's (a missed watch event must not stall
+// an object for good). While any is pending for a key, the caches are behind the controller's writes for
+// that key and acting on them could, say, create the same object twice.
 //
 // Unlike ControllerExpectations, which counts adds and deletes, each expected write is remembered by the
 // name of the object written (as UIDTrackingControllerExpectations remembers deletions by UID), together
 // with what the cache must show for it: an object of that name (Create), no object of that UID or a
-// terminating one (Delete), a newer version (UpdateFrom) or a label value (UpdateTo). They are observed by
-// looking the objects up in the cache when the sync asks whether they are satisfied, so a missed or
-// coalesced event cannot leave one pending.
+// terminating one (Delete), another version than the one updated, or none (UpdateFrom), or a label value
+// (UpdateTo). They are observed by looking the objects up in the cache when the sync asks whether they are
+// satisfied, so a missed or coalesced event cannot leave one pending.
 package expectations
 
 import (
