@@ -35,6 +35,7 @@ func testTApp(replicas int32, mutate ...func(*tkestackv1.TApp)) *tkestackv1.TApp
 	for _, m := range mutate {
 		m(tapp)
 	}
+	tkestackv1.SetObjectDefaults_TApp(tapp) // as the API server serves it
 	return tapp
 }
 

@@ -51,6 +51,7 @@ type harness struct {
 }
 
 func newHarness(t *testing.T, tapp *tkestackv1.TApp) *harness {
+	tkestackv1.SetObjectDefaults_TApp(tapp) // as the API server serves every TApp
 	h := &harness{t: t, kube: kubefake.NewClientset(), tapps: tappfake.NewClientset(tapp), recorder: record.NewFakeRecorder(100),
 		clock: clocktesting.NewFakeClock(time.Now())}
 	// The API server gives every new pod a UID; the fake does not.
@@ -74,6 +75,7 @@ func newHarness(t *testing.T, tapp *tkestackv1.TApp) *harness {
 }
 
 func (h *harness) setTApp(tapp *tkestackv1.TApp) {
+	tkestackv1.SetObjectDefaults_TApp(tapp)
 	if err := h.tappInf.TKEStackApps().V1().TApps().Informer().GetIndexer().Update(tapp); err != nil {
 		h.t.Fatal(err)
 	}
@@ -764,5 +766,34 @@ func TestOneClock(t *testing.T) {
 	}
 	if got, want := gate.LastTransitionTime.Unix(), h.clock.Now().Unix(); got != want {
 		t.Errorf("readiness gate set False at %v, want the controller's clock's %v", gate.LastTransitionTime, h.clock.Now())
+	}
+}
+
+// TestUndefaultedTAppIsNotSynced: the policy never fills in a default; a TApp without the fields the API
+// server defaults (which the server never serves) gets a warning event and no action.
+func TestUndefaultedTAppIsNotSynced(t *testing.T) {
+	h := newHarness(t, testTApp(2))
+	undefaulted := testTApp(2)
+	undefaulted.Spec.UpdateStrategy.MaxUnavailable = nil
+	undefaulted.Spec.RevisionHistoryLimit = nil
+	if err := h.tappInf.TKEStackApps().V1().TApps().Informer().GetIndexer().Update(undefaulted); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(h.kube.Actions()); got != 0 {
+		t.Errorf("%d API calls for an undefaulted TApp: %v", got, h.kube.Actions())
+	}
+	if !hasEvent(h.recorder, ReasonUndefaulted) {
+		t.Errorf("no %s event", ReasonUndefaulted)
+	}
+	// The same TApp defaulted is synced.
+	h.setTApp(undefaulted)
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(h.actions("create", "pods")); got != 2 {
+		t.Errorf("%d pod creates once defaulted, want 2", got)
 	}
 }

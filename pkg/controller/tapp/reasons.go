@@ -3,6 +3,8 @@ package tapp
 // Reasons of the TApp controller's Events and of the failures it reports in ReplicaFailure (the reasons of
 // the conditions the policy decides are policy's). Other packages refer to them here rather than repeat the strings.
 const (
+	// ReasonUndefaulted: the TApp lacks fields the API server always defaults; nothing is planned for it.
+	ReasonUndefaulted = "Undefaulted"
 	// ReasonInstanceConflict: an instance's pod or claim name is held by an object that is not the TApp's.
 	ReasonInstanceConflict = "InstanceConflict"
 	// ReasonTemplateNotFound: an instance names a template that spec.templatePool does not have.

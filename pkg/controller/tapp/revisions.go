@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
-	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/history"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
@@ -76,14 +75,11 @@ func (c *Controller) syncRevisions(ctx context.Context, tapp *tkestackv1.TApp) (
 	return revs, nil
 }
 
-// truncateHistory deletes the oldest revisions of tapp beyond spec.revisionHistoryLimit (default 10). The
-// current and update revisions and the revisions pods still carry (controller-revision-hash) are never
-// deleted and not counted.
+// truncateHistory deletes the oldest revisions of tapp beyond spec.revisionHistoryLimit (defaulted by the
+// API). The current and update revisions and the revisions pods still carry (controller-revision-hash) are
+// never deleted and not counted.
 func (c *Controller) truncateHistory(ctx context.Context, tapp *tkestackv1.TApp, keep map[string]bool) error {
-	limit := tkestack.DefaultRevisionHistoryLimit
-	if l := tapp.Spec.RevisionHistoryLimit; l != nil {
-		limit = int(*l)
-	}
+	limit := int(*tapp.Spec.RevisionHistoryLimit)
 	owned, err := c.revisionStore().Owned(tapp.Namespace, tapp.UID)
 	if err != nil {
 		return err

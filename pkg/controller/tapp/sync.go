@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,6 +36,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	if err != nil {
 		return err
+	}
+	// The API server defaults every TApp it serves; the policy never fills in a default itself. A TApp
+	// without them did not come from it: nothing is planned for it.
+	if missing := policy.Undefaulted(tapp); len(missing) > 0 {
+		c.recorder.Eventf(tapp, corev1.EventTypeWarning, ReasonUndefaulted,
+			"Not syncing: the TApp lacks the fields the API server defaults (%s)", strings.Join(missing, ", "))
+		return nil
 	}
 	// Whether the cache shows this controller's earlier writes is asked before the pods are listed, as
 	// Kubernetes' controllers do: asked after, the cache could show them while the plan was computed from a
@@ -141,7 +150,7 @@ func (c *Controller) pruneUnusedTemplates(ctx context.Context, tapp *tkestackv1.
 	if err != nil {
 		return fmt.Errorf("removing unused templates %v: %w", unused, err)
 	}
-	c.recorder.Eventf(tapp, "Normal", ReasonTemplatesPruned, "Removed unused templates %v from spec.templatePool", unused)
+	c.recorder.Eventf(tapp, corev1.EventTypeNormal, ReasonTemplatesPruned, "Removed unused templates %v from spec.templatePool", unused)
 	metrics.CountAction("prune-templates", nil)
 	return nil
 }

@@ -109,19 +109,11 @@ type ClaimOwnerChange struct {
 	Remove types.UID
 }
 
-// ClaimRetention returns spec.persistentVolumeClaimRetentionPolicy's whenDeleted and whenScaled, Retain
-// when unset.
+// ClaimRetention returns spec.persistentVolumeClaimRetentionPolicy's whenDeleted and whenScaled (defaulted
+// to Retain by the API).
 func ClaimRetention(tapp *tkestackv1.TApp) (whenDeleted, whenScaled tkestackv1.PersistentVolumeClaimRetentionPolicyType) {
-	whenDeleted, whenScaled = tkestackv1.RetainPersistentVolumeClaimRetentionPolicyType, tkestackv1.RetainPersistentVolumeClaimRetentionPolicyType
-	if p := tapp.Spec.PersistentVolumeClaimRetentionPolicy; p != nil {
-		if p.WhenDeleted == tkestackv1.DeletePersistentVolumeClaimRetentionPolicyType {
-			whenDeleted = p.WhenDeleted
-		}
-		if p.WhenScaled == tkestackv1.DeletePersistentVolumeClaimRetentionPolicyType {
-			whenScaled = p.WhenScaled
-		}
-	}
-	return whenDeleted, whenScaled
+	p := tapp.Spec.PersistentVolumeClaimRetentionPolicy
+	return p.WhenDeleted, p.WhenScaled
 }
 
 // RetentionOwnerReference is the owner reference to the TApp that whenDeleted: Delete puts on its claims:

@@ -33,7 +33,7 @@ func podTemplate(image string, policy corev1.RestartPolicy) corev1.PodTemplateSp
 func newTApp(replicas int32) *tkestackv1.TApp {
 	one := intstr.FromInt32(1)
 	all := intstr.FromString("100%")
-	return &tkestackv1.TApp{
+	return defaulted(&tkestackv1.TApp{
 		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: "ns", UID: "tapp-uid"},
 		Spec: tkestackv1.TAppSpec{
 			Replicas:            replicas,
@@ -46,7 +46,14 @@ func newTApp(replicas int32) *tkestackv1.TApp {
 				ForceUpdate:    tkestackv1.ForceUpdateStrategy{MaxUnavailable: &all},
 			},
 		},
-	}
+	})
+}
+
+// defaulted applies the API's defaulting, as the API server does to every TApp it serves: the policy
+// decides on defaulted TApps only (Undefaulted).
+func defaulted(tapp *tkestackv1.TApp) *tkestackv1.TApp {
+	tkestackv1.SetObjectDefaults_TApp(tapp)
+	return tapp
 }
 
 // mustPod builds the pod of id from the TApp as it is now, Running and Ready, with the gate condition True.

@@ -454,8 +454,8 @@ func (p *planner) updates(candidates []candidate, available map[int]bool) {
 			forced = append(forced, c)
 		}
 	}
-	forceMax := MaxUnavailable(tapp.Spec.UpdateStrategy.ForceUpdate.MaxUnavailable, tkestack.DefaultForceUpdateMaxUnavailable, wanted)
-	rollMax := MaxUnavailable(tapp.Spec.UpdateStrategy.MaxUnavailable, strconv.Itoa(tkestack.DefaultMaxUnavailable), wanted)
+	forceMax := MaxUnavailable(tapp.Spec.UpdateStrategy.ForceUpdate.MaxUnavailable, wanted)
+	rollMax := MaxUnavailable(tapp.Spec.UpdateStrategy.MaxUnavailable, wanted)
 	var acted []candidate
 	for _, group := range []struct {
 		cands []candidate
@@ -486,19 +486,14 @@ func (p *planner) updates(candidates []candidate, available map[int]bool) {
 }
 
 // MaxUnavailable resolves a budget against total wanted instances: an integer is taken as is (negative
-// → 0); a percentage is rounded up and is at least 1 when it is > 0. nil or an invalid value uses def.
-func MaxUnavailable(v *intstr.IntOrString, def string, total int) int {
+// → 0); a percentage is rounded up and is at least 1 when it is > 0. The budgets are defaulted and validated
+// by the API; nil or a value validation would refuse allows nothing.
+func MaxUnavailable(v *intstr.IntOrString, total int) int {
 	if v == nil {
-		d := intstr.Parse(def)
-		v = &d
+		return 0
 	}
 	n, err := intstr.GetScaledValueFromIntOrPercent(v, total, true)
-	if err != nil {
-		d := intstr.Parse(def)
-		n, _ = intstr.GetScaledValueFromIntOrPercent(&d, total, true)
-		v = &d
-	}
-	if n < 0 {
+	if err != nil || n < 0 {
 		return 0
 	}
 	if n == 0 && v.Type == intstr.String {

@@ -24,10 +24,10 @@ func rollingTApp(t *testing.T, notation string, maxUnavailable intstr.IntOrStrin
 	t.Helper()
 	states := strings.Split(notation, ",")
 	tapp := newTApp(int32(len(states)))
-	tapp.Spec.DefaultTemplateName = ""
 	tapp.Spec.UpdateStrategy.Template = "rollupdate"
 	tapp.Spec.UpdateStrategy.MaxUnavailable = &maxUnavailable
-	tapp.Spec.UpdateStrategy.ForceUpdate.MaxUnavailable = nil // default 100%
+	all := intstr.FromString("100%") // the API's default
+	tapp.Spec.UpdateStrategy.ForceUpdate.MaxUnavailable = &all
 	tapp.Spec.TemplatePool = map[string]corev1.PodTemplateSpec{
 		"stable":      podTemplate("nginx:1", corev1.RestartPolicyOnFailure),
 		"rollupdate":  podTemplate("nginx:2", corev1.RestartPolicyOnFailure),
@@ -744,25 +744,24 @@ func TestMaxUnavailable(t *testing.T) {
 	s := func(x string) *intstr.IntOrString { v := intstr.FromString(x); return &v }
 	cases := []struct {
 		v     *intstr.IntOrString
-		def   string
 		total int
 		want  int
 	}{
-		{nil, "1", 10, 1},
-		{nil, "100%", 7, 7},
-		{i(3), "1", 10, 3},
-		{i(-2), "1", 10, 0},
-		{i(0), "1", 10, 0},
-		{s("25%"), "1", 5, 2},
-		{s("25%"), "1", 4, 1},
-		{s("1%"), "1", 0, 1},
-		{s("0%"), "1", 10, 0},
-		{s("150%"), "1", 4, 6},
-		{s("abc"), "1", 10, 1},
+		{nil, 10, 0}, // never met: the API defaults the budgets (Undefaulted)
+		{s("100%"), 7, 7},
+		{i(3), 10, 3},
+		{i(-2), 10, 0},
+		{i(0), 10, 0},
+		{s("25%"), 5, 2},
+		{s("25%"), 4, 1},
+		{s("1%"), 0, 1},
+		{s("0%"), 10, 0},
+		{s("150%"), 4, 6},
+		{s("abc"), 10, 0}, // refused by validation
 	}
 	for _, tc := range cases {
-		if got := MaxUnavailable(tc.v, tc.def, tc.total); got != tc.want {
-			t.Errorf("MaxUnavailable(%v, %s, %d) = %d, want %d", tc.v, tc.def, tc.total, got, tc.want)
+		if got := MaxUnavailable(tc.v, tc.total); got != tc.want {
+			t.Errorf("MaxUnavailable(%v, %d) = %d, want %d", tc.v, tc.total, got, tc.want)
 		}
 	}
 }

@@ -33,7 +33,6 @@ func TestTemplateResolution(t *testing.T) {
 		{"listed id uses its template", "default", "1", "canary", "nginx:2", false},
 		{"missing template is an error", "default", "2", "missing", "", true},
 		{"defaultTemplateName names a pool entry", "pool", "0", "pool", "nginx:3", false},
-		{"empty defaultTemplateName means default", "", "0", "default", "nginx:1", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,11 +58,8 @@ func TestTemplateResolution(t *testing.T) {
 		t.Fatal("TemplateFor returned the TApp's own template")
 	}
 
-	tapp.Spec.UpdateStrategy.Template = ""
-	tapp.Spec.DefaultTemplateName = "pool"
-	if got := RollingTemplateName(tapp); got != "pool" {
-		t.Fatalf("RollingTemplateName = %q, want pool", got)
-	}
+	// An empty updateStrategy.template (or defaultTemplateName) is never met: the API defaults both
+	// (pkg/apis/tkestack/v1 TestDefault*), and the controller refuses undefaulted TApps (Undefaulted).
 	tapp.Spec.UpdateStrategy.Template = "canary"
 	if got := RollingTemplateName(tapp); got != "canary" {
 		t.Fatalf("RollingTemplateName = %q, want canary", got)

@@ -2,12 +2,10 @@ package policy
 
 import (
 	"fmt"
-	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 )
 
@@ -63,7 +61,7 @@ func DesiredStatus(tapp *tkestackv1.TApp, s Status, revisions Revisions, collisi
 	}
 
 	wanted := WantedInstances(tapp)
-	maxUnavailable := int32(MaxUnavailable(tapp.Spec.UpdateStrategy.MaxUnavailable, strconv.Itoa(tkestack.DefaultMaxUnavailable), int(wanted)))
+	maxUnavailable := int32(MaxUnavailable(tapp.Spec.UpdateStrategy.MaxUnavailable, int(wanted)))
 	minAvailable := wanted - maxUnavailable
 	if minAvailable < 0 {
 		minAvailable = 0

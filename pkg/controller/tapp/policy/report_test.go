@@ -15,12 +15,12 @@ import (
 func TestDesiredStatus(t *testing.T) {
 	one := intstr.FromInt32(1)
 	base := func(replicas int32) *tkestackv1.TApp {
-		return &tkestackv1.TApp{
+		return defaulted(&tkestackv1.TApp{
 			ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: 4},
 			Spec: tkestackv1.TAppSpec{Replicas: replicas, DefaultTemplateName: "default",
 				UpdateStrategy: tkestackv1.TAppUpdateStrategy{MaxUnavailable: &one}},
 			Status: tkestackv1.TAppStatus{ScaleLabelSelector: "app=web"},
-		}
+		})
 	}
 	revs := Revisions{Update: "web-new", Current: "web-old"}
 	type want struct {
@@ -108,14 +108,14 @@ func TestDesiredStatus(t *testing.T) {
 func TestDesiredStatusKeepsTransitionTimes(t *testing.T) {
 	one := intstr.FromInt32(1)
 	long := metav1.NewTime(time.Now().Add(-time.Hour).Truncate(time.Second))
-	tapp := &tkestackv1.TApp{
+	tapp := defaulted(&tkestackv1.TApp{
 		ObjectMeta: metav1.ObjectMeta{Generation: 1},
 		Spec:       tkestackv1.TAppSpec{Replicas: 2, UpdateStrategy: tkestackv1.TAppUpdateStrategy{MaxUnavailable: &one}},
 		Status: tkestackv1.TAppStatus{Conditions: []metav1.Condition{
 			{Type: tkestackv1.TAppAvailable, Status: metav1.ConditionTrue, Reason: ReasonMinimumInstancesAvailable, LastTransitionTime: long},
 			{Type: tkestackv1.TAppProgressing, Status: metav1.ConditionFalse, Reason: "Old", LastTransitionTime: long},
 		}},
-	}
+	})
 	status := DesiredStatus(tapp, Status{Replicas: 2, ReadyReplicas: 2, UpdatedReplicas: 2, UpdatedReadyReplicas: 2}, Revisions{}, nil, Failure{})
 	if c := meta.FindStatusCondition(status.Conditions, tkestackv1.TAppAvailable); !c.LastTransitionTime.Equal(&long) {
 		t.Errorf("Available kept its status but its transition time moved to %v", c.LastTransitionTime)

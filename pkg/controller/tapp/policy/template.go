@@ -10,28 +10,19 @@ import (
 )
 
 // TemplateNameFor returns the name of the template instance id runs: spec.templates[id] when set, else
-// spec.defaultTemplateName, else "default" (spec.template).
+// spec.defaultTemplateName.
 func TemplateNameFor(tapp *tkestackv1.TApp, id string) string {
 	if name := tapp.Spec.Templates[id]; name != "" {
 		return name
 	}
-	if tapp.Spec.DefaultTemplateName != "" {
-		return tapp.Spec.DefaultTemplateName
-	}
-	return tkestack.DefaultTemplateName
+	return tapp.Spec.DefaultTemplateName
 }
 
 // RollingTemplateName returns the template that rolls within updateStrategy.maxUnavailable:
-// updateStrategy.template, else the default template name. Instances on any other template are
+// updateStrategy.template (defaulted to the default template name). Instances on any other template are
 // updated within updateStrategy.forceUpdate.maxUnavailable.
 func RollingTemplateName(tapp *tkestackv1.TApp) string {
-	if tapp.Spec.UpdateStrategy.Template != "" {
-		return tapp.Spec.UpdateStrategy.Template
-	}
-	if tapp.Spec.DefaultTemplateName != "" {
-		return tapp.Spec.DefaultTemplateName
-	}
-	return tkestack.DefaultTemplateName
+	return tapp.Spec.UpdateStrategy.Template
 }
 
 // TemplateFor returns a deep copy of the template called name: spec.template for "default", else the
