@@ -797,3 +797,51 @@ func TestUndefaultedTAppIsNotSynced(t *testing.T) {
 		t.Errorf("%d pod creates once defaulted, want 2", got)
 	}
 }
+
+// TestNoCreatesForADeletedTApp: the cache still shows a TApp the server has deleted (the garbage collector
+// deleting its pods wakes the sync before the informer shows the deletion), or replaced by another of the
+// same name: no pod is created for it.
+func TestNoCreatesForADeletedTApp(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		change func(h *harness)
+	}{
+		{"deleted", func(h *harness) {
+			if err := h.tapps.TKEStackAppsV1().TApps("ns").Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"replaced", func(h *harness) {
+			other := h.storedTApp().DeepCopy()
+			other.UID = "another-uid"
+			if _, err := h.tapps.TKEStackAppsV1().TApps("ns").Update(context.Background(), other, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"being deleted", func(h *harness) {
+			deleting := h.storedTApp().DeepCopy()
+			now := metav1.Now()
+			deleting.DeletionTimestamp = &now
+			if _, err := h.tapps.TKEStackAppsV1().TApps("ns").Update(context.Background(), deleting, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, testTApp(3))
+			c.change(h)
+			_ = h.sync()
+			if got := len(h.actions("create", "pods")); got != 0 {
+				t.Errorf("%d pods created for a TApp the server no longer has", got)
+			}
+		})
+	}
+	// The control: the same sync creates the pods of a TApp the server has.
+	h := newHarness(t, testTApp(3))
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(h.actions("create", "pods")); got != 3 {
+		t.Errorf("%d pods created, want 3", got)
+	}
+}

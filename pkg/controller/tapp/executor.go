@@ -159,6 +159,19 @@ func (c *Controller) createInstances(ctx context.Context, key string, tapp *tkes
 	if len(ids) == 0 {
 		return nil
 	}
+	// The cache may still show a TApp that has just been deleted: the garbage collector deleting its pods
+	// wakes this sync before the informer shows the deletion, and the plan then recreates them. Pods are
+	// created only for a TApp the server still has, with this UID and not being deleted: one read of this
+	// server's own store per sync that creates.
+	if err := ownership.Recheck(tapp.UID, func(ctx context.Context) (metav1.Object, error) {
+		return c.client.TKEStackAppsV1().TApps(tapp.Namespace).Get(ctx, tapp.Name, metav1.GetOptions{})
+	})(ctx); err != nil {
+		if errors.Is(err, ownership.ErrOwnerDeleting) {
+			klog.FromContext(ctx).V(2).Info("Not creating instances: the TApp is gone or going", "tapp", key, "reason", err)
+			return nil
+		}
+		return []actions.Failure{{Reason: ReasonFailedCreate, Message: fmt.Sprintf("re-reading the TApp before creating instances: %v", err), Retry: true}}
+	}
 	created := make(chan *corev1.Pod, len(ids))
 	var gates sync.WaitGroup
 	for i := 0; i < min(actions.MaxParallel, len(ids)); i++ {
