@@ -21,7 +21,7 @@ type RolloutState struct {
 	// Done: every wanted instance runs the current version of its template and is available.
 	Done bool
 	// Failed: the rollout cannot finish without a change (an instance finished for good, the TApp is
-	// being deleted); Message says why.
+	// being deleted) or did not progress within spec.progressDeadlineSeconds; Message says why.
 	Failed bool
 	// Message is the line to print.
 	Message string
@@ -36,7 +36,9 @@ type RolloutState struct {
 // the template the instance runs and is available at now (Running, Ready for spec.minReadySeconds, not in
 // the middle of an in-place update).
 // An instance whose pod finished and is not recreated (status Failed or Succ) fails the rollout: it never
-// becomes ready again.
+// becomes ready again. So does a rollout whose controller reports, for the current generation, Progressing
+// False with reason ProgressDeadlineExceeded (spec.progressDeadlineSeconds passed without progress), as
+// kubectl rollout status fails a Deployment's.
 func EvaluateRollout(tapp *tkestackv1.TApp, pods []*corev1.Pod, now time.Time) RolloutState {
 	name := fmt.Sprintf("TApp %q", tapp.Name)
 	if tapp.DeletionTimestamp != nil {
@@ -93,6 +95,12 @@ func EvaluateRollout(tapp *tkestackv1.TApp, pods []*corev1.Pod, now time.Time) R
 	if len(finished) > 0 {
 		return RolloutState{Failed: true, Message: fmt.Sprintf("%s: instances %s finished and are not restarted (restartPolicy or spec.neverMigrate); they will not become ready",
 			name, strings.Join(finished, ", "))}
+	}
+	if updated < wanted || available < wanted {
+		if c := meta.FindStatusCondition(tapp.Status.Conditions, tkestackv1.TAppProgressing); c != nil && c.Status == metav1.ConditionFalse &&
+			c.Reason == policy.ReasonProgressDeadlineExceeded && c.ObservedGeneration == tapp.Generation {
+			return RolloutState{Failed: true, Message: fmt.Sprintf("%s exceeded its progress deadline: %s", name, c.Message)}
+		}
 	}
 	scope := "instances"
 	if partition > 0 {

@@ -103,6 +103,16 @@ func TestEvaluateRollout(t *testing.T) {
 			pods:     pods(all(2, map[string][]podOpt{"0": {readySince(now.Add(-30 * time.Second))}, "1": {readySince(now.Add(-time.Hour))}})),
 			wantDone: true},
 		{name: "no replicas", tapp: testTApp(0), pods: pods(nil), wantDone: true, wantMsg: "0 instances updated"},
+		{name: "a progress deadline exceeded fails the rollout at once", tapp: testTApp(2, deadlineExceeded(3)),
+			pods: pods(all(2, map[string][]podOpt{"1": {staleHash}})), wantFailed: true,
+			wantMsg: `TApp "web" exceeded its progress deadline: no progress for 600s`},
+		{name: "a progress deadline exceeded for an older generation is waited out", tapp: testTApp(2, deadlineExceeded(2)),
+			pods: pods(all(2, map[string][]podOpt{"1": {staleHash}})), wantMsg: "1 out of 2 instances have been updated"},
+		{name: "a progress deadline exceeded but every instance available: done", tapp: testTApp(2, deadlineExceeded(3)),
+			pods: pods(all(2, nil)), wantDone: true},
+		{name: "progressing in progress is waited for", tapp: testTApp(2, func(tapp *tkestackv1.TApp) {
+			tapp.Status.Conditions = []metav1.Condition{{Type: "Progressing", Status: metav1.ConditionTrue, Reason: "RolloutInProgress", ObservedGeneration: 3}}
+		}), pods: pods(all(2, map[string][]podOpt{"1": {notReady}})), wantMsg: "1 of 2 updated instances are available"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,5 +122,14 @@ func TestEvaluateRollout(t *testing.T) {
 					got, tt.wantDone, tt.wantFailed, tt.wantCheck, tt.wantMsg)
 			}
 		})
+	}
+}
+
+// deadlineExceeded gives the TApp the Progressing condition of a progress deadline exceeded, observed at
+// generation.
+func deadlineExceeded(generation int64) func(*tkestackv1.TApp) {
+	return func(tapp *tkestackv1.TApp) {
+		tapp.Status.Conditions = []metav1.Condition{{Type: "Progressing", Status: metav1.ConditionFalse, Reason: "ProgressDeadlineExceeded",
+			ObservedGeneration: generation, Message: "no progress for 600s"}}
 	}
 }

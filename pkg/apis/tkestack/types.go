@@ -99,6 +99,9 @@ type TAppSpec struct {
 	PersistentVolumeClaimRetentionPolicy *TAppPersistentVolumeClaimRetentionPolicy
 	// PodManagementPolicy is Parallel (default) or OrderedReady.
 	PodManagementPolicy PodManagementPolicyType
+	// ProgressDeadlineSeconds is how long a rollout may go without progress before Progressing turns False
+	// with reason ProgressDeadlineExceeded; nil means no deadline.
+	ProgressDeadlineSeconds *int32
 }
 
 // PodManagementPolicyType says how instances are created and removed: Parallel or OrderedReady.
@@ -157,6 +160,9 @@ type TAppStatus struct {
 	UpdateRevision       string
 	CollisionCount       *int32
 	AvailableReplicas    int32
+	// LastProgressTime is when the rollout last made progress; kept only while spec.progressDeadlineSeconds
+	// is set.
+	LastProgressTime *metav1.Time
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -13,15 +13,15 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 )
 
-// desiredStatus returns the status the policy decides for tapp (policy.DesiredStatus), with the failures of
-// this sync in its ReplicaFailure condition. Conflicts are optimistic-concurrency retries, not failures a
-// user should see (actions.Summary leaves them out).
-func desiredStatus(tapp *tkestackv1.TApp, s policy.Status, revisions policy.Revisions, collisionCount *int32, failures []actions.Failure) tkestackv1.TAppStatus {
+// desiredStatus returns the status the policy decides for tapp at now (policy.DesiredStatus), with the
+// failures of this sync in its ReplicaFailure condition. Conflicts are optimistic-concurrency retries, not
+// failures a user should see (actions.Summary leaves them out).
+func desiredStatus(tapp *tkestackv1.TApp, s policy.Status, revisions policy.Revisions, collisionCount *int32, failures []actions.Failure, now time.Time) tkestackv1.TAppStatus {
 	var failure policy.Failure
 	if reason, message, ok := actions.Summary(failures); ok {
 		failure = policy.Failure{Reason: reason, Message: message}
 	}
-	return policy.DesiredStatus(tapp, s, revisions, collisionCount, failure)
+	return policy.DesiredStatus(tapp, s, revisions, collisionCount, failure, now)
 }
 
 // statusPace is how often, at most, the status of one TApp is written while only the progress of its
@@ -93,7 +93,8 @@ func (p *statusPacer) forget(key string) {
 	delete(p.last, key)
 }
 
-// writeStatus writes the status when it differs from the TApp's, from the TApp its previous status write
+// writeStatus writes the status when it differs from the TApp's (and syncs the TApp again when a rollout's
+// progress deadline, spec.progressDeadlineSeconds, would pass: policy.ProgressRecheck), from the TApp its previous status write
 // returned while the cache does not show that write yet (statuswrite.Written: syncs of a TApp whose pods
 // change follow one another faster than the cache shows each status write), retried on a fresh read after a
 // conflict. The status describes the pods, not the TApp's resourceVersion, so it is written on the current
@@ -101,15 +102,17 @@ func (p *statusPacer) forget(key string) {
 // the status).
 func (c *Controller) writeStatus(ctx context.Context, key string, tapp *tkestackv1.TApp, plan *policy.Plan, revisions policy.Revisions, failures []actions.Failure) error {
 	now := c.clock.Now()
-	var paced time.Duration // how long a progress-only write waits for the pace
-	var writing bool        // whether the last status computed was written
+	var paced time.Duration    // how long a progress-only write waits for the pace
+	var writing bool           // whether the last status computed was written
+	var deadline time.Duration // when the progress deadline of the last status computed passes
 	err := c.statusWritten.Write(ctx, c.client.TKEStackAppsV1().TApps(tapp.Namespace), key, tapp,
 		func(cur *tkestackv1.TApp) (*tkestackv1.TApp, bool) {
 			if cur.UID != tapp.UID || cur.Generation != tapp.Generation {
 				return cur, false
 			}
 			paced, writing = 0, false
-			status := desiredStatus(cur, plan.Status, revisions, tapp.Status.CollisionCount, failures)
+			status := desiredStatus(cur, plan.Status, revisions, tapp.Status.CollisionCount, failures, now)
+			deadline = policy.ProgressRecheck(cur, &status, now)
 			if equality.Semantic.DeepEqual(status, cur.Status) {
 				return cur, false
 			}
@@ -129,6 +132,9 @@ func (c *Controller) writeStatus(ctx context.Context, key string, tapp *tkestack
 		c.statusPacer.wrote(key, now)
 	case paced > 0:
 		c.queue.AddAfter(key, paced)
+	}
+	if deadline > 0 {
+		c.queue.AddAfter(key, deadline)
 	}
 	return err
 }

@@ -1568,6 +1568,13 @@ func schema_pkg_apis_tkestack_v1_TAppSpec(ref common.ReferenceCallback) common.O
 							Enum:        []interface{}{"OrderedReady", "Parallel"},
 						},
 					},
+					"progressDeadlineSeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ProgressDeadlineSeconds is the number of seconds a rollout (a template change, a scale-up, instances being recreated) may go without progress before the controller reports it failed: the Progressing condition turns False with reason ProgressDeadlineExceeded. Progress is an instance being updated or becoming ready or available, or a new update revision; the time of the last progress is status.lastProgressTime. The controller keeps acting on the TApp after the deadline; the condition turns True again on the next progress. Pausing the rollout (updateStrategy.paused) stops the clock, and resuming starts it afresh. It must be greater than minReadySeconds. Unset (the default), there is no deadline, and Progressing never turns False.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
 				},
 				Required: []string{"template"},
 			},
@@ -1707,12 +1714,18 @@ func schema_pkg_apis_tkestack_v1_TAppStatus(ref common.ReferenceCallback) common
 							Format:      "int32",
 						},
 					},
+					"lastProgressTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastProgressTime is when the rollout last made progress: an instance was updated or became ready or available, the update revision changed, or a rollout started or resumed. The controller measures spec.progressDeadlineSeconds from it, and keeps it only while that field is set.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"replicas"},
 			},
 		},
 		Dependencies: []string{
-			metav1.Condition{}.OpenAPIModelName()},
+			metav1.Condition{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
 	}
 }
 

@@ -7,7 +7,8 @@ const (
 	// (available, with spec.minReadySeconds).
 	TAppAvailable = "Available"
 	// TAppProgressing is True; its reason says whether the TApp is RolloutComplete (every wanted instance
-	// runs its current template and is ready) or RolloutInProgress.
+	// runs its current template and is ready) or RolloutInProgress. It is False with reason
+	// ProgressDeadlineExceeded once a rollout made no progress for spec.progressDeadlineSeconds.
 	TAppProgressing = "Progressing"
 	// TAppPaused is True while spec.updateStrategy.paused holds the rollout; Progressing is then Unknown with
 	// reason RolloutPaused.

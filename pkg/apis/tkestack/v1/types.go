@@ -131,6 +131,17 @@ type TAppSpec struct {
 	// instance is Running and Ready.
 	// +optional
 	PodManagementPolicy PodManagementPolicyType `json:"podManagementPolicy,omitempty"`
+
+	// ProgressDeadlineSeconds is the number of seconds a rollout (a template change, a scale-up, instances
+	// being recreated) may go without progress before the controller reports it failed: the Progressing
+	// condition turns False with reason ProgressDeadlineExceeded. Progress is an instance being updated or
+	// becoming ready or available, or a new update revision; the time of the last progress is
+	// status.lastProgressTime. The controller keeps acting on the TApp after the deadline; the condition
+	// turns True again on the next progress. Pausing the rollout (updateStrategy.paused) stops the clock,
+	// and resuming starts it afresh. It must be greater than minReadySeconds. Unset (the default), there
+	// is no deadline, and Progressing never turns False.
+	// +optional
+	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
 }
 
 // PodManagementPolicyType says how instances are created and removed: Parallel or OrderedReady.
@@ -270,6 +281,12 @@ type TAppStatus struct {
 	// spec.minReadySeconds.
 	// +optional
 	AvailableReplicas int32 `json:"availableReplicas,omitempty"`
+
+	// LastProgressTime is when the rollout last made progress: an instance was updated or became ready or
+	// available, the update revision changed, or a rollout started or resumed. The controller measures
+	// spec.progressDeadlineSeconds from it, and keeps it only while that field is set.
+	// +optional
+	LastProgressTime *metav1.Time `json:"lastProgressTime,omitempty"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

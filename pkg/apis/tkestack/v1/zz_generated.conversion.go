@@ -229,6 +229,7 @@ func autoConvert_v1_TAppSpec_To_tkestack_TAppSpec(in *TAppSpec, out *tkestack.TA
 	out.MinReadySeconds = in.MinReadySeconds
 	out.PersistentVolumeClaimRetentionPolicy = (*tkestack.TAppPersistentVolumeClaimRetentionPolicy)(unsafe.Pointer(in.PersistentVolumeClaimRetentionPolicy))
 	out.PodManagementPolicy = tkestack.PodManagementPolicyType(in.PodManagementPolicy)
+	out.ProgressDeadlineSeconds = (*int32)(unsafe.Pointer(in.ProgressDeadlineSeconds))
 	return nil
 }
 
@@ -258,6 +259,7 @@ func autoConvert_tkestack_TAppSpec_To_v1_TAppSpec(in *tkestack.TAppSpec, out *TA
 	out.MinReadySeconds = in.MinReadySeconds
 	out.PersistentVolumeClaimRetentionPolicy = (*TAppPersistentVolumeClaimRetentionPolicy)(unsafe.Pointer(in.PersistentVolumeClaimRetentionPolicy))
 	out.PodManagementPolicy = PodManagementPolicyType(in.PodManagementPolicy)
+	out.ProgressDeadlineSeconds = (*int32)(unsafe.Pointer(in.ProgressDeadlineSeconds))
 	return nil
 }
 
@@ -280,6 +282,7 @@ func autoConvert_v1_TAppStatus_To_tkestack_TAppStatus(in *TAppStatus, out *tkest
 	out.UpdateRevision = in.UpdateRevision
 	out.CollisionCount = (*int32)(unsafe.Pointer(in.CollisionCount))
 	out.AvailableReplicas = in.AvailableReplicas
+	out.LastProgressTime = (*metav1.Time)(unsafe.Pointer(in.LastProgressTime))
 	return nil
 }
 
@@ -302,6 +305,7 @@ func autoConvert_tkestack_TAppStatus_To_v1_TAppStatus(in *tkestack.TAppStatus, o
 	out.UpdateRevision = in.UpdateRevision
 	out.CollisionCount = (*int32)(unsafe.Pointer(in.CollisionCount))
 	out.AvailableReplicas = in.AvailableReplicas
+	out.LastProgressTime = (*metav1.Time)(unsafe.Pointer(in.LastProgressTime))
 	return nil
 }
 

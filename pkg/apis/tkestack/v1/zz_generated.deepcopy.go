@@ -174,6 +174,11 @@ func (in *TAppSpec) DeepCopyInto(out *TAppSpec) {
 		*out = new(TAppPersistentVolumeClaimRetentionPolicy)
 		**out = **in
 	}
+	if in.ProgressDeadlineSeconds != nil {
+		in, out := &in.ProgressDeadlineSeconds, &out.ProgressDeadlineSeconds
+		*out = new(int32)
+		**out = **in
+	}
 	return
 }
 
@@ -208,6 +213,10 @@ func (in *TAppStatus) DeepCopyInto(out *TAppStatus) {
 		in, out := &in.CollisionCount, &out.CollisionCount
 		*out = new(int32)
 		**out = **in
+	}
+	if in.LastProgressTime != nil {
+		in, out := &in.LastProgressTime, &out.LastProgressTime
+		*out = (*in).DeepCopy()
 	}
 	return
 }

@@ -156,7 +156,7 @@ func validateTAppSpec(spec *tkestack.TAppSpec, fldPath *field.Path) field.ErrorL
 }
 
 // validateRolloutControls checks spec.updateStrategy.partition (0..MaxReplicas), spec.revisionHistoryLimit
-// and spec.minReadySeconds (non-negative).
+// and spec.minReadySeconds (non-negative), and spec.progressDeadlineSeconds.
 func validateRolloutControls(spec *tkestack.TAppSpec, fldPath *field.Path) field.ErrorList {
 	partitionPath := fldPath.Child("updateStrategy", "partition")
 	allErrs := apimachineryvalidation.ValidateNonnegativeField(int64(spec.UpdateStrategy.Partition), partitionPath)
@@ -165,6 +165,7 @@ func validateRolloutControls(spec *tkestack.TAppSpec, fldPath *field.Path) field
 			fmt.Sprintf("must be less than or equal to %d", tkestack.MaxReplicas)))
 	}
 	allErrs = append(allErrs, apimachineryvalidation.ValidateNonnegativeField(int64(spec.MinReadySeconds), fldPath.Child("minReadySeconds"))...)
+	allErrs = append(allErrs, validateProgressDeadline(spec, fldPath.Child("progressDeadlineSeconds"))...)
 	if spec.RevisionHistoryLimit != nil {
 		allErrs = append(allErrs, apimachineryvalidation.ValidateNonnegativeField(int64(*spec.RevisionHistoryLimit),
 			fldPath.Child("revisionHistoryLimit"))...)
@@ -175,6 +176,27 @@ func validateRolloutControls(spec *tkestack.TAppSpec, fldPath *field.Path) field
 		allErrs = append(allErrs, field.NotSupported(fldPath.Child("podManagementPolicy"), spec.PodManagementPolicy, policies))
 	}
 	return allErrs
+}
+
+// progressDeadlineMsg is the message of a progress deadline not above minReadySeconds, as the core API
+// words it for a Deployment.
+const progressDeadlineMsg = "must be greater than minReadySeconds"
+
+// validateProgressDeadline checks spec.progressDeadlineSeconds when set: not negative and, as for a
+// Deployment, greater than spec.minReadySeconds (an instance must be able to become available before the
+// deadline). So 0 is refused too.
+func validateProgressDeadline(spec *tkestack.TAppSpec, fldPath *field.Path) field.ErrorList {
+	if spec.ProgressDeadlineSeconds == nil {
+		return nil
+	}
+	deadline := *spec.ProgressDeadlineSeconds
+	if errs := apimachineryvalidation.ValidateNonnegativeField(int64(deadline), fldPath); len(errs) > 0 {
+		return errs
+	}
+	if deadline <= spec.MinReadySeconds {
+		return field.ErrorList{field.Invalid(fldPath, deadline, progressDeadlineMsg)}
+	}
+	return nil
 }
 
 // claimRetentionPolicyTypes are the values of persistentVolumeClaimRetentionPolicy.whenDeleted and .whenScaled.

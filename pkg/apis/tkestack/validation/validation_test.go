@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
@@ -380,6 +381,34 @@ func TestValidateTApp(t *testing.T) {
 			name:   "minReadySeconds negative",
 			mutate: func(a *tkestack.TApp) { a.Spec.MinReadySeconds = -1 },
 			want:   []wantErr{{field.ErrorTypeInvalid, "spec.minReadySeconds", "must be greater than or equal to 0"}},
+		},
+		{
+			name:   "progressDeadlineSeconds above minReadySeconds",
+			mutate: func(a *tkestack.TApp) { a.Spec.MinReadySeconds, a.Spec.ProgressDeadlineSeconds = 10, ptr.To[int32](11) },
+		},
+		{
+			name:   "progressDeadlineSeconds without minReadySeconds",
+			mutate: func(a *tkestack.TApp) { a.Spec.ProgressDeadlineSeconds = ptr.To[int32](600) },
+		},
+		{
+			name:   "progressDeadlineSeconds negative",
+			mutate: func(a *tkestack.TApp) { a.Spec.ProgressDeadlineSeconds = ptr.To[int32](-1) },
+			want:   []wantErr{{field.ErrorTypeInvalid, "spec.progressDeadlineSeconds", "must be greater than or equal to 0"}},
+		},
+		{
+			name:   "progressDeadlineSeconds zero",
+			mutate: func(a *tkestack.TApp) { a.Spec.ProgressDeadlineSeconds = ptr.To[int32](0) },
+			want:   []wantErr{{field.ErrorTypeInvalid, "spec.progressDeadlineSeconds", "must be greater than minReadySeconds"}},
+		},
+		{
+			name:   "progressDeadlineSeconds equal to minReadySeconds",
+			mutate: func(a *tkestack.TApp) { a.Spec.MinReadySeconds, a.Spec.ProgressDeadlineSeconds = 30, ptr.To[int32](30) },
+			want:   []wantErr{{field.ErrorTypeInvalid, "spec.progressDeadlineSeconds", "must be greater than minReadySeconds"}},
+		},
+		{
+			name:   "progressDeadlineSeconds below minReadySeconds",
+			mutate: func(a *tkestack.TApp) { a.Spec.MinReadySeconds, a.Spec.ProgressDeadlineSeconds = 30, ptr.To[int32](20) },
+			want:   []wantErr{{field.ErrorTypeInvalid, "spec.progressDeadlineSeconds", "must be greater than minReadySeconds"}},
 		},
 		{
 			name: "claim retention policy Delete and Retain",

@@ -36,7 +36,10 @@
 //     the claims of an instance scaled away with whenScaled Delete);
 //   - ForeignHashes / CompareToTemplate: how a pod whose hash labels this controller did not write (a pod of
 //     the original controller) is judged from its content;
-//   - InstanceStatuses / AppStatus / ComputeStatus: the status on its own.
+//   - InstanceStatuses / AppStatus / ComputeStatus: the status on its own;
+//   - DesiredStatus / ProgressRecheck: the status the TApp reports at the time it is given, with its
+//     conditions (transition times from that time) and spec.progressDeadlineSeconds: status.lastProgressTime,
+//     Progressing False with ProgressDeadlineExceeded, and when to sync again for the deadline.
 //
 // Deliberate differences from the original tkestack/tapp controller:
 //   - hashes are sha256 over canonical JSON, stable across library upgrades; init container images are

@@ -87,6 +87,15 @@ type TAppSpecApplyConfiguration struct {
 	// time, each once the previous pod is gone, and updates one instance at a time, only while every other
 	// instance is Running and Ready.
 	PodManagementPolicy *tkestackv1.PodManagementPolicyType `json:"podManagementPolicy,omitempty"`
+	// ProgressDeadlineSeconds is the number of seconds a rollout (a template change, a scale-up, instances
+	// being recreated) may go without progress before the controller reports it failed: the Progressing
+	// condition turns False with reason ProgressDeadlineExceeded. Progress is an instance being updated or
+	// becoming ready or available, or a new update revision; the time of the last progress is
+	// status.lastProgressTime. The controller keeps acting on the TApp after the deadline; the condition
+	// turns True again on the next progress. Pausing the rollout (updateStrategy.paused) stops the clock,
+	// and resuming starts it afresh. It must be greater than minReadySeconds. Unset (the default), there
+	// is no deadline, and Progressing never turns False.
+	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
 }
 
 // TAppSpecApplyConfiguration constructs a declarative configuration of the TAppSpec type for use with
@@ -259,5 +268,13 @@ func (b *TAppSpecApplyConfiguration) WithPersistentVolumeClaimRetentionPolicy(va
 // If called multiple times, the PodManagementPolicy field is set to the value of the last call.
 func (b *TAppSpecApplyConfiguration) WithPodManagementPolicy(value tkestackv1.PodManagementPolicyType) *TAppSpecApplyConfiguration {
 	b.PodManagementPolicy = &value
+	return b
+}
+
+// WithProgressDeadlineSeconds sets the ProgressDeadlineSeconds field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ProgressDeadlineSeconds field is set to the value of the last call.
+func (b *TAppSpecApplyConfiguration) WithProgressDeadlineSeconds(value int32) *TAppSpecApplyConfiguration {
+	b.ProgressDeadlineSeconds = &value
 	return b
 }

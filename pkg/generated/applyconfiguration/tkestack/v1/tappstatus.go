@@ -20,6 +20,7 @@ package v1
 
 import (
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	apismetav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1 "k8s.io/client-go/applyconfigurations/meta/v1"
 )
 
@@ -60,6 +61,10 @@ type TAppStatusApplyConfiguration struct {
 	// AvailableReplicas is the number of instances whose pod has been ready for at least
 	// spec.minReadySeconds.
 	AvailableReplicas *int32 `json:"availableReplicas,omitempty"`
+	// LastProgressTime is when the rollout last made progress: an instance was updated or became ready or
+	// available, the update revision changed, or a rollout started or resumed. The controller measures
+	// spec.progressDeadlineSeconds from it, and keeps it only while that field is set.
+	LastProgressTime *apismetav1.Time `json:"lastProgressTime,omitempty"`
 }
 
 // TAppStatusApplyConfiguration constructs a declarative configuration of the TAppStatus type for use with
@@ -180,5 +185,13 @@ func (b *TAppStatusApplyConfiguration) WithCollisionCount(value int32) *TAppStat
 // If called multiple times, the AvailableReplicas field is set to the value of the last call.
 func (b *TAppStatusApplyConfiguration) WithAvailableReplicas(value int32) *TAppStatusApplyConfiguration {
 	b.AvailableReplicas = &value
+	return b
+}
+
+// WithLastProgressTime sets the LastProgressTime field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LastProgressTime field is set to the value of the last call.
+func (b *TAppStatusApplyConfiguration) WithLastProgressTime(value apismetav1.Time) *TAppStatusApplyConfiguration {
+	b.LastProgressTime = &value
 	return b
 }
