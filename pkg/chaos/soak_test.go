@@ -248,7 +248,7 @@ func TestSoakMarkdown(t *testing.T) {
 		"| start (before the load) | 100.0 MiB | 40.0 MiB | 0.0 MiB | 300 | 50 |",
 		"| 5m | 150.0 MiB | 60.0 MiB |",
 		"| end (20m, last moment of the load) |",
-		"| after (load stopped, 4s later) |",
+		"| after (load stopped, fleet ready, then 4s to quiet) |",
 		"Under load after the warm-up (4 samples, 5m to 20m)",
 		"| goroutines | 400 | 412 | 400 – 412 | +37.2/h | +9%/h | ≤ first + 150 |",
 		"| open files | 70 | 73 | 70 – 73 | +12.0/h | +17%/h | ≤ first + 60 |",

@@ -79,7 +79,7 @@ func (r *Results) SoakMarkdown() string {
 		case "end":
 			label = fmt.Sprintf("end (%s, last moment of the load)", fmtAt(x.At))
 		case "after":
-			label = fmt.Sprintf("after (load stopped, %s later)", s.QuietAfter.Round(time.Second))
+			label = fmt.Sprintf("after (load stopped, fleet ready, then %s to quiet)", s.QuietAfter.Round(time.Second))
 		default:
 			if x.At < s.Warmup {
 				label += " (warm-up)"

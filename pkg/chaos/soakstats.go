@@ -352,7 +352,8 @@ type SoakResult struct {
 	// not.
 	Converged bool   `json:"converged"`
 	Problem   string `json:"problem,omitempty"`
-	// QuietAfter is how long the server took to be within the quiet bounds after the load stopped.
+	// QuietAfter is how long the server took to be within the quiet bounds once the load had stopped and the
+	// fleet was ready.
 	QuietAfter time.Duration `json:"quietAfter"`
 	Started    time.Time     `json:"started"`
 	Took       time.Duration `json:"took"`
