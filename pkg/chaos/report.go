@@ -111,7 +111,8 @@ func (r *Results) Markdown() string {
 	p("kube-controller-manager, kube-scheduler, kwok nodes, tapp-apiserver in cluster mode with its embedded etcd\n")
 	p("and controllers), drives each scenario below and rewrites this section. Everything runs on 127.0.0.1 and\n")
 	p("every loop is bounded. A short variant of each scenario runs in the end-to-end suite\n")
-	p("(test/e2e/chaos_test.go) and asserts the targets.\n\n")
+	p("(test/e2e/chaos_test.go) and asserts the targets. The soak that ends the run has a part of its own\n")
+	p("(*Soak*, below).\n\n")
 	r.writeRunSummary(&b, r.Took, r.chaosTargets())
 
 	p("### Controller kills\n\n")
