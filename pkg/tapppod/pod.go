@@ -22,6 +22,9 @@ type Owner struct {
 	ServiceName string
 	// VolumeClaimTemplates is spec.volumeClaimTemplates: every pod mounts its claim of each.
 	VolumeClaimTemplates []corev1.PersistentVolumeClaim
+	// Spread, when set, gives a pod whose template has no topologySpreadConstraints the default spread
+	// constraints (SpreadConstraints). They are not part of the template, nor of its hashes.
+	Spread *Spread
 }
 
 // Name returns the name of the pod of instance id of TApp tapp: <tapp>-<id>.
@@ -110,6 +113,7 @@ func New(owner Owner, id string, t *corev1.PodTemplateSpec) *corev1.Pod {
 //   - a controller ownerReference to the TApp (blockOwnerDeletion true);
 //   - the template spec, with the readiness gate tkestack.io/InPlaceUpdate appended if absent;
 //   - hostname <tapp>-<id> and subdomain spec.serviceName when serviceName is set;
+//   - the constraints of owner.Spread when set and the template has no topologySpreadConstraints;
 //   - for every volumeClaimTemplate a volume named after the claim that mounts the claim <claim>-<tapp>-<id>;
 //     it replaces a template volume of the same name, else it is appended.
 //
@@ -140,6 +144,7 @@ func (tmpl *Template) New(owner Owner, id string) *corev1.Pod {
 		pod.Spec.Hostname = name
 		pod.Spec.Subdomain = owner.ServiceName
 	}
+	addSpread(&pod.Spec, owner.Spread)
 	for _, claim := range owner.VolumeClaimTemplates {
 		vol := corev1.Volume{
 			Name: claim.Name,

@@ -29,13 +29,18 @@ func buildPod(tapp *tkestack.TApp, namespace, templateName string) (*corev1.Pod,
 	id := instanceFor(tapp, templateName)
 	// Without a uid (only possible outside a real request) the pod has no owner reference, which would be
 	// invalid.
-	pod := tapppod.New(tapppod.Owner{
+	owner := tapppod.Owner{
 		Name:                 tapp.Name,
 		Namespace:            namespace,
 		UID:                  tapp.UID,
 		ServiceName:          tapp.Spec.ServiceName,
 		VolumeClaimTemplates: tapp.Spec.VolumeClaimTemplates,
-	}, id, t)
+	}
+	// The default spread of spec.spreadPolicy, in its longest form (with zones), as the controller adds it.
+	if tapp.Spec.SpreadPolicy != tkestack.SpreadPolicyNone && tapp.Spec.Selector != nil {
+		owner.Spread = &tapppod.Spread{Selector: tapp.Spec.Selector, Zones: true}
+	}
+	pod := tapppod.New(owner, id, t)
 	pod.GenerateName = tapp.Name + "-"
 	pod.Name = ""
 

@@ -102,7 +102,21 @@ type TAppSpec struct {
 	// ProgressDeadlineSeconds is how long a rollout may go without progress before Progressing turns False
 	// with reason ProgressDeadlineExceeded; nil means no deadline.
 	ProgressDeadlineSeconds *int32
+	// SpreadPolicy is Spread (also when empty) or None: whether the controller adds soft topology spread
+	// constraints to pods whose template has none.
+	SpreadPolicy SpreadPolicyType
 }
+
+// SpreadPolicyType says whether the instances of a TApp are spread over nodes and zones by default.
+type SpreadPolicyType string
+
+const (
+	// SpreadPolicySpread adds soft topology spread constraints over nodes (and zones) to the pods whose
+	// template has none. An empty policy means Spread.
+	SpreadPolicySpread SpreadPolicyType = "Spread"
+	// SpreadPolicyNone adds none: the pods are scheduled by their template alone.
+	SpreadPolicyNone SpreadPolicyType = "None"
+)
 
 // PodManagementPolicyType says how instances are created and removed: Parallel or OrderedReady.
 type PodManagementPolicyType string

@@ -394,6 +394,15 @@ func (c *Controller) podsOf(tapp *tkestackv1.TApp) ([]*corev1.Pod, error) {
 	return pods, nil
 }
 
+// topology is what the cached nodes offer for spreading new pods (policy.TopologyOf).
+func (c *Controller) topology() policy.Topology {
+	nodes, err := c.nodes.List(labels.Everything())
+	if err != nil {
+		return policy.Topology{}
+	}
+	return policy.TopologyOf(nodes)
+}
+
 // nodeState is the policy's view of a node from the cache.
 func (c *Controller) nodeState(name string) policy.NodeState {
 	node, err := c.nodes.Get(name)

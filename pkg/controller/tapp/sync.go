@@ -67,6 +67,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 	}
 	plan := policy.OrderPlan(tapp, pods, policy.ComputePlanWithRevisions(tapp, revisions, pods, c.nodeState, c.clock.Now()))
+	if len(plan.Creates) > 0 {
+		plan.Topology = c.topology()
+	}
 	claimPlan := policy.PlanClaims(tapp, claims)
 	claimPlan.OwnerChanges = policy.PlanClaimRetention(tapp, pods, claims)
 	if tapp.DeletionTimestamp == nil {

@@ -1575,6 +1575,14 @@ func schema_pkg_apis_tkestack_v1_TAppSpec(ref common.ReferenceCallback) common.O
 							Format:      "int32",
 						},
 					},
+					"spreadPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SpreadPolicy says whether the instances are spread over nodes and zones by default. Spread (what an unset policy means) gives every pod whose template has no topologySpreadConstraints two soft constraints (whenUnsatisfiable ScheduleAnyway, maxSkew 1) over the pods spec.selector matches: one with topologyKey kubernetes.io/hostname and, when nodes carry topology.kubernetes.io/zone, one with that key. None adds none. The constraints are not part of the template: adding them, or changing this field, never restarts a pod; they apply to pods created afterwards.\n\nPossible enum values:\n - `\"None\"` adds none: the pods are scheduled by their template alone.\n - `\"Spread\"` adds soft topology spread constraints over nodes (and zones) to the pods whose template has none. An unset policy means Spread.",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"None", "Spread"},
+						},
+					},
 				},
 				Required: []string{"template"},
 			},

@@ -142,7 +142,29 @@ type TAppSpec struct {
 	// is no deadline, and Progressing never turns False.
 	// +optional
 	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
+
+	// SpreadPolicy says whether the instances are spread over nodes and zones by default. Spread (what an
+	// unset policy means) gives every pod whose template has no topologySpreadConstraints two soft
+	// constraints (whenUnsatisfiable ScheduleAnyway, maxSkew 1) over the pods spec.selector matches: one
+	// with topologyKey kubernetes.io/hostname and, when nodes carry topology.kubernetes.io/zone, one with
+	// that key. None adds none. The constraints are not part of the template: adding them, or changing this
+	// field, never restarts a pod; they apply to pods created afterwards.
+	// +optional
+	SpreadPolicy SpreadPolicyType `json:"spreadPolicy,omitempty"`
 }
+
+// SpreadPolicyType says whether the instances of a TApp are spread over nodes and zones by default: Spread
+// or None.
+// +enum
+type SpreadPolicyType string
+
+const (
+	// SpreadPolicySpread adds soft topology spread constraints over nodes (and zones) to the pods whose
+	// template has none. An unset policy means Spread.
+	SpreadPolicySpread SpreadPolicyType = "Spread"
+	// SpreadPolicyNone adds none: the pods are scheduled by their template alone.
+	SpreadPolicyNone SpreadPolicyType = "None"
+)
 
 // PodManagementPolicyType says how instances are created and removed: Parallel or OrderedReady.
 // +enum

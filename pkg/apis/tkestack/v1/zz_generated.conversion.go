@@ -230,6 +230,7 @@ func autoConvert_v1_TAppSpec_To_tkestack_TAppSpec(in *TAppSpec, out *tkestack.TA
 	out.PersistentVolumeClaimRetentionPolicy = (*tkestack.TAppPersistentVolumeClaimRetentionPolicy)(unsafe.Pointer(in.PersistentVolumeClaimRetentionPolicy))
 	out.PodManagementPolicy = tkestack.PodManagementPolicyType(in.PodManagementPolicy)
 	out.ProgressDeadlineSeconds = (*int32)(unsafe.Pointer(in.ProgressDeadlineSeconds))
+	out.SpreadPolicy = tkestack.SpreadPolicyType(in.SpreadPolicy)
 	return nil
 }
 
@@ -260,6 +261,7 @@ func autoConvert_tkestack_TAppSpec_To_v1_TAppSpec(in *tkestack.TAppSpec, out *TA
 	out.PersistentVolumeClaimRetentionPolicy = (*TAppPersistentVolumeClaimRetentionPolicy)(unsafe.Pointer(in.PersistentVolumeClaimRetentionPolicy))
 	out.PodManagementPolicy = PodManagementPolicyType(in.PodManagementPolicy)
 	out.ProgressDeadlineSeconds = (*int32)(unsafe.Pointer(in.ProgressDeadlineSeconds))
+	out.SpreadPolicy = SpreadPolicyType(in.SpreadPolicy)
 	return nil
 }
 

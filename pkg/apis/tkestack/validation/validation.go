@@ -45,6 +45,9 @@ const (
 // SupportedSpecStatuses are the values spec.statuses may hold.
 var SupportedSpecStatuses = []string{string(tkestack.InstanceKilled)}
 
+// SupportedSpreadPolicies are the values spec.spreadPolicy may hold (besides unset, which means Spread).
+var SupportedSpreadPolicies = []string{string(tkestack.SpreadPolicySpread), string(tkestack.SpreadPolicyNone)}
+
 // SupportedInstanceStatuses are the values status.statuses may hold.
 var SupportedInstanceStatuses = []string{
 	string(tkestack.InstanceNotCreated), string(tkestack.InstancePending), string(tkestack.InstanceRunning),
@@ -156,7 +159,7 @@ func validateTAppSpec(spec *tkestack.TAppSpec, fldPath *field.Path) field.ErrorL
 }
 
 // validateRolloutControls checks spec.updateStrategy.partition (0..MaxReplicas), spec.revisionHistoryLimit
-// and spec.minReadySeconds (non-negative), and spec.progressDeadlineSeconds.
+// and spec.minReadySeconds (non-negative), spec.progressDeadlineSeconds and spec.spreadPolicy.
 func validateRolloutControls(spec *tkestack.TAppSpec, fldPath *field.Path) field.ErrorList {
 	partitionPath := fldPath.Child("updateStrategy", "partition")
 	allErrs := apimachineryvalidation.ValidateNonnegativeField(int64(spec.UpdateStrategy.Partition), partitionPath)
@@ -166,6 +169,10 @@ func validateRolloutControls(spec *tkestack.TAppSpec, fldPath *field.Path) field
 	}
 	allErrs = append(allErrs, apimachineryvalidation.ValidateNonnegativeField(int64(spec.MinReadySeconds), fldPath.Child("minReadySeconds"))...)
 	allErrs = append(allErrs, validateProgressDeadline(spec, fldPath.Child("progressDeadlineSeconds"))...)
+	// Empty means Spread; the API does not default it (TApps stored before it keep their form).
+	if spec.SpreadPolicy != "" && !sets.New(SupportedSpreadPolicies...).Has(string(spec.SpreadPolicy)) {
+		allErrs = append(allErrs, field.NotSupported(fldPath.Child("spreadPolicy"), spec.SpreadPolicy, SupportedSpreadPolicies))
+	}
 	if spec.RevisionHistoryLimit != nil {
 		allErrs = append(allErrs, apimachineryvalidation.ValidateNonnegativeField(int64(*spec.RevisionHistoryLimit),
 			fldPath.Child("revisionHistoryLimit"))...)

@@ -411,6 +411,19 @@ func TestValidateTApp(t *testing.T) {
 			want:   []wantErr{{field.ErrorTypeInvalid, "spec.progressDeadlineSeconds", "must be greater than minReadySeconds"}},
 		},
 		{
+			name:   "spreadPolicy None",
+			mutate: func(a *tkestack.TApp) { a.Spec.SpreadPolicy = tkestack.SpreadPolicyNone },
+		},
+		{
+			name:   "spreadPolicy Spread",
+			mutate: func(a *tkestack.TApp) { a.Spec.SpreadPolicy = tkestack.SpreadPolicySpread },
+		},
+		{
+			name:   "spreadPolicy unknown",
+			mutate: func(a *tkestack.TApp) { a.Spec.SpreadPolicy = "none" },
+			want:   []wantErr{{field.ErrorTypeNotSupported, "spec.spreadPolicy", `"Spread", "None"`}},
+		},
+		{
 			name: "claim retention policy Delete and Retain",
 			mutate: func(a *tkestack.TApp) {
 				a.Spec.PersistentVolumeClaimRetentionPolicy = &tkestack.TAppPersistentVolumeClaimRetentionPolicy{

@@ -55,6 +55,8 @@ const (
 //     must be equal;
 //   - the tkestack.io/InPlaceUpdate readiness gate is not compared: a pod without it is updated in place
 //     without the traffic drain;
+//   - want is the pod built without the default spread constraints (PodOwner, SpreadFor): a pod created
+//     before them runs its template;
 //   - the image of a regular container (matched by name) may differ: the result is then ImagesDiffer.
 //     Init container images are compared like any field.
 //

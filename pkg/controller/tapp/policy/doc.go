@@ -16,6 +16,9 @@
 //   - tapppod.TemplateHash / tapppod.UniqHash: stable, JSON based template hashes written to the pod labels;
 //   - NewPod / NewPVCs: the objects to create for an instance; Plan.NewPod builds the pods of a plan's
 //     Creates from the templates the plan resolved and hashed;
+//   - SpreadFor / TopologyOf: the soft topology spread constraints over nodes (and zones, when nodes have
+//     them) that spec.spreadPolicy Spread (or unset) adds to new pods whose template has none; they are
+//     outside the hashes and every diff, so no existing pod is updated or recreated for them;
 //   - ComputePlan: the Plan of actions for one sync, including adoptions, releases, relabels and the
 //     readiness gate writes (ComputeGates), and the status to report. Whether a pod is updated in place is
 //     decided here, and the diff is computed here, once: each InPlaceUpdate carries the inplace.Update

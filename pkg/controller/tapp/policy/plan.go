@@ -152,6 +152,10 @@ type Plan struct {
 	RequeueAfter time.Duration
 	// Status is the status to report for the snapshot (before the plan is executed).
 	Status Status
+	// Topology is what the cluster's nodes offer for spreading the pods NewPod builds (SpreadFor). The
+	// plan does not know the nodes: the caller sets it (TopologyOf the nodes) before building pods; the
+	// zero value spreads over nodes only.
+	Topology Topology
 
 	// templates are the TApp's templates, resolved and hashed once for the plan and its pods (NewPod).
 	templates *templateCache

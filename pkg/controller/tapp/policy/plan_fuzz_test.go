@@ -8,9 +8,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/install"
@@ -44,6 +46,24 @@ func FuzzComputePlan(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(tappJSON, podsJSON, uint8(0))
+	// Spread off, a progress deadline, and a pool template with constraints of its own.
+	other := tapp.DeepCopy()
+	other.Spec.SpreadPolicy = tkestackv1.SpreadPolicyNone
+	other.Spec.ProgressDeadlineSeconds = ptr.To[int32](600)
+	own := other.Spec.TemplatePool["other"]
+	own.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "rack", WhenUnsatisfiable: corev1.DoNotSchedule,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
+	other.Spec.TemplatePool["other"] = own
+	otherJSON, err := json.Marshal(other)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(otherJSON, []byte(`[]`), uint8(0))
+	other.Spec.SpreadPolicy = ""
+	if otherJSON, err = json.Marshal(other); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(otherJSON, []byte(`[]`), uint8(1))
 	f.Add(tappJSON, []byte(`[null,{},{"metadata":{"name":"app-0","namespace":"ns"}},{"metadata":{"name":"app-99","namespace":"ns","labels":{"app":"web","tapp_instance_key":"99"}}}]`), uint8(3))
 	f.Add(tappJSON, []byte(`[{"metadata":{"name":"app-1","namespace":"ns","labels":{"app":"web","tapp_instance_key":"01"},"deletionTimestamp":"2020-01-01T00:00:00Z"},"spec":{"nodeName":"gone","readinessGates":[{"conditionType":"tkestack.io/InPlaceUpdate"}]},"status":{"phase":"Failed"}}]`), uint8(2))
 
@@ -82,7 +102,41 @@ func FuzzComputePlan(f *testing.F) {
 		if err := checkPlanActions(tapp, pods, plan); err != nil {
 			t.Fatal(err)
 		}
+		plan.Topology = Topology{Zones: nodeState%2 == 1}
+		if err := checkNewPods(tapp, plan); err != nil {
+			t.Fatal(err)
+		}
 	})
+}
+
+// checkNewPods checks the pods of plan's creates: each is built, and its topology spread constraints are
+// those of its template when it has any, none with spreadPolicy None, else the default soft ones.
+func checkNewPods(tapp *tkestackv1.TApp, plan *Plan) error {
+	for _, id := range plan.Creates {
+		pod, err := plan.NewPod(id)
+		if err != nil {
+			return fmt.Errorf("create of %s: %v", id, err)
+		}
+		n, _ := ParseID(id)
+		template := plan.createTemplate(n, id).template
+		got := pod.Spec.TopologySpreadConstraints
+		switch {
+		case len(template.Spec.TopologySpreadConstraints) > 0 || tapp.Spec.SpreadPolicy == tkestackv1.SpreadPolicyNone:
+			if !equality.Semantic.DeepEqual(got, template.Spec.TopologySpreadConstraints) {
+				return fmt.Errorf("create of %s: constraints %v, want the template's %v", id, got, template.Spec.TopologySpreadConstraints)
+			}
+		default:
+			if want := 1 + map[bool]int{true: 1}[plan.Topology.Zones]; len(got) != want {
+				return fmt.Errorf("create of %s: %d constraints, want %d", id, len(got), want)
+			}
+			for _, c := range got {
+				if c.WhenUnsatisfiable != corev1.ScheduleAnyway || !equality.Semantic.DeepEqual(c.LabelSelector, tapp.Spec.Selector) {
+					return fmt.Errorf("create of %s: constraint %v is not the default spread", id, c)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // checkPlanActions checks that every action of plan is on a pod of pods (same name and UID) that no other

@@ -63,7 +63,9 @@ func recordedTemplateKeys(pod *corev1.Pod) tapppod.TemplateKeys {
 	return tapppod.RecordedTemplateKeys(pod)
 }
 
-// PodOwner returns what the TApp's pods take from it besides their template.
+// PodOwner returns what the TApp's pods take from it besides their template, without the default spread
+// (SpreadFor): the pod a pod is compared with (CompareToTemplate). The pods the controller creates add it
+// (NewPod, Plan.NewPod).
 func PodOwner(tapp *tkestackv1.TApp) tapppod.Owner {
 	return tapppod.Owner{
 		Name:                 tapp.Name,
@@ -75,13 +77,15 @@ func PodOwner(tapp *tkestackv1.TApp) tapppod.Owner {
 }
 
 // NewPod returns the pod of instance id, built by tapppod from the template the instance runs
-// (TemplateNameFor). To build the pods of a plan, Plan.NewPod reuses the plan's hashed templates.
+// (TemplateNameFor), with the default spread over nodes (SpreadFor, in a cluster without zones). To build
+// the pods of a plan, Plan.NewPod reuses the plan's hashed templates and knows the cluster's Topology.
 func NewPod(tapp *tkestackv1.TApp, id string) (*corev1.Pod, error) {
 	return newTemplateCache(tapp).newPod(id)
 }
 
 // NewPod returns the pod of instance id (one of Creates) as NewPod does, from the templates the plan
-// resolved and hashed: building the pods of a sync hashes each template once.
+// resolved and hashed (building the pods of a sync hashes each template once), spread in the cluster's
+// p.Topology (SpreadFor).
 func (p *Plan) NewPod(id string) (*corev1.Pod, error) {
 	if p.templates == nil {
 		return nil, fmt.Errorf("instance %s: the plan was not computed by ComputePlan", id)
@@ -94,7 +98,9 @@ func (p *Plan) NewPod(id string) (*corev1.Pod, error) {
 	if t.err != nil {
 		return nil, t.err
 	}
-	pod := t.prepared.New(PodOwner(p.tapp), id)
+	owner := PodOwner(p.tapp)
+	owner.Spread = SpreadFor(p.tapp, p.Topology)
+	pod := t.prepared.New(owner, id)
 	if t.revision != "" {
 		pod.Labels[tkestack.ControllerRevisionHashLabel] = t.revision
 	}

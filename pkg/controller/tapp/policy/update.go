@@ -82,7 +82,9 @@ func (c *templateCache) newPod(id string) (*corev1.Pod, error) {
 	if t.err != nil {
 		return nil, t.err
 	}
-	pod := t.prepared.New(PodOwner(c.tapp), id)
+	owner := PodOwner(c.tapp)
+	owner.Spread = SpreadFor(c.tapp, Topology{})
+	pod := t.prepared.New(owner, id)
 	if t.revision != "" {
 		pod.Labels[tkestack.ControllerRevisionHashLabel] = t.revision
 	}

@@ -96,6 +96,13 @@ type TAppSpecApplyConfiguration struct {
 	// and resuming starts it afresh. It must be greater than minReadySeconds. Unset (the default), there
 	// is no deadline, and Progressing never turns False.
 	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
+	// SpreadPolicy says whether the instances are spread over nodes and zones by default. Spread (what an
+	// unset policy means) gives every pod whose template has no topologySpreadConstraints two soft
+	// constraints (whenUnsatisfiable ScheduleAnyway, maxSkew 1) over the pods spec.selector matches: one
+	// with topologyKey kubernetes.io/hostname and, when nodes carry topology.kubernetes.io/zone, one with
+	// that key. None adds none. The constraints are not part of the template: adding them, or changing this
+	// field, never restarts a pod; they apply to pods created afterwards.
+	SpreadPolicy *tkestackv1.SpreadPolicyType `json:"spreadPolicy,omitempty"`
 }
 
 // TAppSpecApplyConfiguration constructs a declarative configuration of the TAppSpec type for use with
@@ -276,5 +283,13 @@ func (b *TAppSpecApplyConfiguration) WithPodManagementPolicy(value tkestackv1.Po
 // If called multiple times, the ProgressDeadlineSeconds field is set to the value of the last call.
 func (b *TAppSpecApplyConfiguration) WithProgressDeadlineSeconds(value int32) *TAppSpecApplyConfiguration {
 	b.ProgressDeadlineSeconds = &value
+	return b
+}
+
+// WithSpreadPolicy sets the SpreadPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SpreadPolicy field is set to the value of the last call.
+func (b *TAppSpecApplyConfiguration) WithSpreadPolicy(value tkestackv1.SpreadPolicyType) *TAppSpecApplyConfiguration {
+	b.SpreadPolicy = &value
 	return b
 }
