@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -186,6 +187,9 @@ func (k *kubelet) nextStatus(pod *corev1.Pod) (*corev1.PodStatus, []string, time
 			// Even the last one: the kubelet reports it completed before it starts the containers.
 			return k.pendingStatus(pod, initDone+1, now), []string{step}, 0
 		}
+		if neverPulled(pod.Spec.Containers) {
+			return imagePullStatus(pod), nil, 0
+		}
 		if wait := k.costs.until(pod, "start", len(pod.Spec.InitContainers) == 0, pod.Spec.Containers); wait > 0 {
 			return nil, nil, wait
 		}
@@ -194,6 +198,9 @@ func (k *kubelet) nextStatus(pod *corev1.Pod) (*corev1.PodStatus, []string, time
 	var wait time.Duration
 	var steps []string
 	restarted := func(container, image string) bool {
+		if strings.HasPrefix(image, NeverPulledRegistry) {
+			return false // the new image is never pulled: the old container keeps running
+		}
 		step := "restart/" + container + "/" + image
 		c := findContainer(pod.Spec.Containers, container)
 		if w := k.costs.until(pod, step, false, []corev1.Container{*c}); w > 0 {
@@ -553,6 +560,43 @@ func completedInitContainer(pod *corev1.Pod, c corev1.Container, now metav1.Time
 }
 
 // waitingContainer is a container the kubelet has not started yet.
+// NeverPulledRegistry is a registry whose images the simulated kubelet never pulls (.invalid is a reserved
+// name, RFC 2606), for tests of rollouts that cannot progress: a pod with a container of such an image stays
+// Pending with that container waiting in ErrImagePull, and an in-place change to such an image never
+// restarts the container.
+const NeverPulledRegistry = "never-pulled.invalid/"
+
+// neverPulled reports whether a container's image is in NeverPulledRegistry.
+func neverPulled(containers []corev1.Container) bool {
+	for _, c := range containers {
+		if strings.HasPrefix(c.Image, NeverPulledRegistry) {
+			return true
+		}
+	}
+	return false
+}
+
+// imagePullStatus is the status of a Pending pod whose containers of NeverPulledRegistry images wait in
+// ErrImagePull, or nil when the pod already reports it.
+func imagePullStatus(pod *corev1.Pod) *corev1.PodStatus {
+	status := pod.Status.DeepCopy()
+	changed := false
+	for i := range status.ContainerStatuses {
+		cs := &status.ContainerStatuses[i]
+		c := findContainer(pod.Spec.Containers, cs.Name)
+		if c == nil || !strings.HasPrefix(c.Image, NeverPulledRegistry) || (cs.State.Waiting != nil && cs.State.Waiting.Reason == "ErrImagePull") {
+			continue
+		}
+		*cs = waitingContainer(*c, "ErrImagePull")
+		cs.State.Waiting.Message = fmt.Sprintf("failed to pull image %q: the registry %s does not exist", c.Image, strings.TrimSuffix(NeverPulledRegistry, "/"))
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	return status
+}
+
 func waitingContainer(c corev1.Container, reason string) corev1.ContainerStatus {
 	return corev1.ContainerStatus{
 		Name: c.Name, Image: c.Image, Started: boolPtr(false),
