@@ -212,3 +212,16 @@ func TestDefaultsKeepRevisionHistoryLimit(t *testing.T) {
 		t.Errorf("revisionHistoryLimit = %v, want 0 kept", got)
 	}
 }
+
+// TestDefaultsLeaveTheOptionalRolloutFieldsUnset: progressDeadlineSeconds (unset: no deadline) and
+// spreadPolicy (unset: Spread) are not defaulted, so a TApp stored before them reads, defaults and stores
+// exactly as before: no write, no drift a client would see.
+func TestDefaultsLeaveTheOptionalRolloutFieldsUnset(t *testing.T) {
+	tapp := defaulted(t, minimalTApp())
+	if tapp.Spec.ProgressDeadlineSeconds != nil {
+		t.Errorf("progressDeadlineSeconds defaulted to %d, want unset", *tapp.Spec.ProgressDeadlineSeconds)
+	}
+	if tapp.Spec.SpreadPolicy != "" {
+		t.Errorf("spreadPolicy defaulted to %q, want unset", tapp.Spec.SpreadPolicy)
+	}
+}

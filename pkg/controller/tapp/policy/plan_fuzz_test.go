@@ -158,8 +158,8 @@ func checkPlanActions(tapp *tkestackv1.TApp, pods []*corev1.Pod, plan *Plan) err
 		}
 		return nil
 	}
-	for _, name := range plan.Creates {
-		if _, taken := byName[name]; taken {
+	for _, id := range plan.Creates {
+		if name := PodName(tapp, id); byName[name] != nil {
 			return fmt.Errorf("create of %s, whose name is taken", name)
 		}
 	}
