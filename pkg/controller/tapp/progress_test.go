@@ -72,4 +72,19 @@ func TestProgressDeadlineIsReachedByARequeue(t *testing.T) {
 	if !got.LastProgressTime.Equal(stored.Status.LastProgressTime) {
 		t.Errorf("lastProgressTime moved to %v without progress", got.LastProgressTime)
 	}
+	// The transition is told once, as a warning Event; not before it, and not again while it lasts.
+	if hasEvent(h.recorder, policy.ReasonProgressDeadlineExceeded) {
+		t.Errorf("a %s event before the deadline passed", policy.ReasonProgressDeadlineExceeded)
+	}
+	if !hasEvent(restarted.recorder, policy.ReasonProgressDeadlineExceeded) {
+		t.Errorf("no %s event when the deadline passed", policy.ReasonProgressDeadlineExceeded)
+	}
+	restarted.setTApp(restarted.storedTApp())
+	restarted.clock.Step(time.Minute)
+	if err := restarted.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if hasEvent(restarted.recorder, policy.ReasonProgressDeadlineExceeded) {
+		t.Errorf("a second %s event while the deadline stays exceeded", policy.ReasonProgressDeadlineExceeded)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 
@@ -105,6 +106,7 @@ func (c *Controller) writeStatus(ctx context.Context, key string, tapp *tkestack
 	var paced time.Duration    // how long a progress-only write waits for the pace
 	var writing bool           // whether the last status computed was written
 	var deadline time.Duration // when the progress deadline of the last status computed passes
+	var exceeded string        // the Progressing message of a write that reports the deadline exceeded
 	err := c.statusWritten.Write(ctx, c.client.TKEStackAppsV1().TApps(tapp.Namespace), key, tapp,
 		func(cur *tkestackv1.TApp) (*tkestackv1.TApp, bool) {
 			if cur.UID != tapp.UID || cur.Generation != tapp.Generation {
@@ -121,7 +123,7 @@ func (c *Controller) writeStatus(ctx context.Context, key string, tapp *tkestack
 					return cur, false
 				}
 			}
-			writing = true
+			writing, exceeded = true, deadlineExceeded(&cur.Status, &status)
 			updated := cur.DeepCopy()
 			updated.Status = status
 			return updated, true
@@ -130,6 +132,9 @@ func (c *Controller) writeStatus(ctx context.Context, key string, tapp *tkestack
 	case err != nil:
 	case writing:
 		c.statusPacer.wrote(key, now)
+		if exceeded != "" {
+			c.recorder.Event(tapp, corev1.EventTypeWarning, policy.ReasonProgressDeadlineExceeded, exceeded)
+		}
 	case paced > 0:
 		c.queue.AddAfter(key, paced)
 	}
@@ -137,4 +142,17 @@ func (c *Controller) writeStatus(ctx context.Context, key string, tapp *tkestack
 		c.queue.AddAfter(key, deadline)
 	}
 	return err
+}
+
+// deadlineExceeded returns the Progressing message when next reports the progress deadline exceeded and cur
+// did not, so that the transition is told once as an Event; "" otherwise.
+func deadlineExceeded(cur, next *tkestackv1.TAppStatus) string {
+	c := meta.FindStatusCondition(next.Conditions, tkestackv1.TAppProgressing)
+	if c == nil || c.Reason != policy.ReasonProgressDeadlineExceeded {
+		return ""
+	}
+	if old := meta.FindStatusCondition(cur.Conditions, tkestackv1.TAppProgressing); old != nil && old.Reason == c.Reason {
+		return ""
+	}
+	return c.Message
 }
