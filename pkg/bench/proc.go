@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
@@ -97,28 +98,16 @@ func (m *cpuMeter) used(name string) float64 {
 // heapInuseAfterGC forces a garbage collection in a Go server (its /debug/pprof/heap?gc=1) and returns
 // go_memstats_heap_inuse_bytes from its /metrics.
 func heapInuseAfterGC(ctx context.Context, cfg *rest.Config) (int64, error) {
-	client, err := rest.HTTPClientFor(cfg)
+	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return 0, err
 	}
 	get := func(path string) (string, error) {
 		ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+path, nil)
+		body, err := client.Discovery().RESTClient().Get().AbsPath(path).DoRaw(ctx)
 		if err != nil {
-			return "", err
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return "", err
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return "", err
-		}
-		if resp.StatusCode != 200 {
-			return "", fmt.Errorf("GET %s: %s", path, resp.Status)
+			return "", fmt.Errorf("GET %s: %w", path, err)
 		}
 		return string(body), nil
 	}

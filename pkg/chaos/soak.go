@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	yurtv1beta1 "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta1"
@@ -86,8 +86,7 @@ func serverConfig(cluster Cluster, admin *rest.Config) (*rest.Config, error) {
 // serverProbe reads tapp-apiserver's figures.
 type serverProbe struct {
 	cluster Cluster
-	client  *http.Client
-	host    string
+	rest    rest.Interface
 }
 
 func newServerProbe(cluster Cluster, admin *rest.Config) (*serverProbe, error) {
@@ -95,29 +94,17 @@ func newServerProbe(cluster Cluster, admin *rest.Config) (*serverProbe, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := rest.HTTPClientFor(cfg)
+	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &serverProbe{cluster: cluster, client: client, host: strings.TrimSuffix(cfg.Host, "/")}, nil
+	return &serverProbe{cluster: cluster, rest: client.Discovery().RESTClient()}, nil
 }
 
 func (p *serverProbe) get(ctx context.Context, path string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.host+path, nil)
+	body, err := p.rest.Get().AbsPath(path).DoRaw(ctx)
 	if err != nil {
-		return "", err
-	}
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET %s: %s", path, resp.Status)
+		return "", fmt.Errorf("GET %s: %w", path, err)
 	}
 	return string(body), nil
 }

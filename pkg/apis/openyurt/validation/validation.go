@@ -223,7 +223,7 @@ func validateDeploymentTemplate(t *openyurt.DeploymentTemplateSpec, specSelector
 		if spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
 			allErrs = append(allErrs, field.Forbidden(ruPath, recreateRollingMsg))
 		}
-		muErrs := validateIntOrPercent(ru.MaxUnavailable, ruPath.Child("maxUnavailable"))
+		muErrs := validateMaxUnavailable(ru.MaxUnavailable, ruPath.Child("maxUnavailable"))
 		msErrs := validateMaxSurge(ru.MaxSurge, ruPath.Child("maxSurge"))
 		allErrs = append(allErrs, muErrs...)
 		allErrs = append(allErrs, msErrs...)
@@ -287,7 +287,7 @@ func validateStatefulSetTemplate(t *openyurt.StatefulSetTemplateSpec, specSelect
 		}
 		if ru.MaxUnavailable != nil {
 			muPath := ruPath.Child("maxUnavailable")
-			muErrs := validateIntOrPercent(ru.MaxUnavailable, muPath)
+			muErrs := validateMaxUnavailable(ru.MaxUnavailable, muPath)
 			allErrs = append(allErrs, muErrs...)
 			if len(muErrs) == 0 && isZero(ru.MaxUnavailable) {
 				allErrs = append(allErrs, field.Invalid(muPath, ru.MaxUnavailable.String(), statefulSetMaxUnavailMsg))
@@ -344,9 +344,18 @@ func validateVolumeClaimTemplate(pvc *corev1.PersistentVolumeClaim, names sets.S
 	return allErrs
 }
 
-// validateIntOrPercent accepts nil, a non-negative integer or a percentage between 0% and 100% (the rule of
+// validateMaxUnavailable accepts nil, a non-negative integer or a percentage between 0% and 100% (the rule of
 // maxUnavailable; maxSurge has validateMaxSurge).
-func validateIntOrPercent(v *intstr.IntOrString, fldPath *field.Path) field.ErrorList {
+func validateMaxUnavailable(v *intstr.IntOrString, fldPath *field.Path) field.ErrorList {
+	return validateIntOrPercent(v, fldPath, func(s string) bool {
+		p, ok := parsePercent(s)
+		return ok && p <= 100
+	}, percentMsg)
+}
+
+// validateIntOrPercent accepts nil, a non-negative integer, or a string that percentOK accepts; anything else
+// is invalid with msg.
+func validateIntOrPercent(v *intstr.IntOrString, fldPath *field.Path, percentOK func(string) bool, msg string) field.ErrorList {
 	if v == nil {
 		return nil
 	}
@@ -354,12 +363,12 @@ func validateIntOrPercent(v *intstr.IntOrString, fldPath *field.Path) field.Erro
 	case intstr.Int:
 		return apivalidation.ValidateNonnegativeField(int64(v.IntVal), fldPath)
 	case intstr.String:
-		if p, ok := parsePercent(v.StrVal); ok && p <= 100 {
+		if percentOK(v.StrVal) {
 			return nil
 		}
-		return field.ErrorList{field.Invalid(fldPath, v.StrVal, percentMsg)}
+		return field.ErrorList{field.Invalid(fldPath, v.StrVal, msg)}
 	}
-	return field.ErrorList{field.Invalid(fldPath, v.String(), percentMsg)}
+	return field.ErrorList{field.Invalid(fldPath, v.String(), msg)}
 }
 
 // parsePercent parses "N%" with N a non-negative decimal integer.

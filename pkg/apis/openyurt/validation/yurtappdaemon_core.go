@@ -42,19 +42,7 @@ var conditionReasonPattern = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-
 // validateMaxSurge accepts nil, a non-negative integer or any percentage: a Deployment bounds maxUnavailable
 // by 100%, but may surge by more than its replicas.
 func validateMaxSurge(v *intstr.IntOrString, fldPath *field.Path) field.ErrorList {
-	if v == nil {
-		return nil
-	}
-	switch v.Type {
-	case intstr.Int:
-		return apivalidation.ValidateNonnegativeField(int64(v.IntVal), fldPath)
-	case intstr.String:
-		if percentPattern.MatchString(v.StrVal) {
-			return nil
-		}
-		return field.ErrorList{field.Invalid(fldPath, v.StrVal, surgeMsg)}
-	}
-	return field.ErrorList{field.Invalid(fldPath, v.String(), surgeMsg)}
+	return validateIntOrPercent(v, fldPath, percentPattern.MatchString, surgeMsg)
 }
 
 // validateWorkloadPodSpec checks what a Deployment or StatefulSet refuses in its pod template beyond the
