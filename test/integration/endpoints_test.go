@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 type openAPISchema struct {
 	Properties map[string]json.RawMessage `json:"properties"`
+	Required   []string                   `json:"required"`
 	GVKs       []struct {
 		Group   string `json:"group"`
 		Version string `json:"version"`
@@ -139,6 +141,18 @@ func TestOpenAPI(t *testing.T) {
 		checkSchemas(t, what, v3.Components.Schemas)
 		if strings.Contains(gv, "openyurt") {
 			checkNodePoolVersions(t, what, v3.Components.Schemas)
+		}
+		if gv == "apps.openyurt.io/v1alpha1" {
+			// The server defaults the selector of a YurtAppDaemon's workload template: kubectl's client-side
+			// validation must not demand it.
+			for _, name := range []string{"io.k8s.api.apps.v1.DeploymentSpec", "io.k8s.api.apps.v1.StatefulSetSpec"} {
+				def, ok := v3.Components.Schemas[name]
+				if !ok {
+					t.Errorf("%s has no %s", url, name)
+				} else if slices.Contains(def.Required, "selector") || !slices.Contains(def.Required, "template") {
+					t.Errorf("%s: %s requires %v, want template and not selector", url, name, def.Required)
+				}
+			}
 		}
 	}
 

@@ -23,7 +23,6 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/admission/quota"
 	"github.com/tapp-io/tapp-apiserver/pkg/apiserver"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/manager"
-	generatedopenapi "github.com/tapp-io/tapp-apiserver/pkg/generated/openapi"
 	"github.com/tapp-io/tapp-apiserver/pkg/storagefence"
 )
 
@@ -159,10 +158,10 @@ func NewConfig(o *Options) (*apiserver.Config, error) {
 	}
 	config := genericapiserver.NewRecommendedConfig(apiserver.Codecs)
 	namer := openapi.NewDefinitionNamer(apiserver.Scheme)
-	config.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.GetOpenAPIDefinitions, namer)
+	config.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(apiserver.OpenAPIDefinitions, namer)
 	config.OpenAPIConfig.Info.Title = "tapp-apiserver"
 	config.OpenAPIConfig.Info.Version = "v1"
-	config.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.GetOpenAPIDefinitions, namer)
+	config.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(apiserver.OpenAPIDefinitions, namer)
 	config.OpenAPIV3Config.Info.Title = "tapp-apiserver"
 	config.OpenAPIV3Config.Info.Version = "v1"
 	config.EffectiveVersion = utilcompatibility.DefaultBuildEffectiveVersion()
