@@ -26,7 +26,8 @@ var (
 	pluginErr  error
 )
 
-// pluginPath returns a directory holding the plugin as kubectl-tapp.
+// pluginPath returns a directory holding the plugin as kubectl-tapp, shared by every test of the run and
+// removed when the run ends (removePluginDir).
 func pluginPath(t testing.TB) string {
 	t.Helper()
 	pluginOnce.Do(func() {
@@ -69,6 +70,13 @@ func kubectlTApp(t testing.TB, args ...string) (string, error) {
 	return stdout.String(), nil
 }
 
+// removePluginDir removes the directory pluginPath made, once every test is done (TestMain).
+func removePluginDir() {
+	if pluginDir != "" {
+		_ = os.RemoveAll(pluginDir)
+	}
+}
+
 func mustKubectlTApp(t testing.TB, args ...string) string {
 	t.Helper()
 	out, err := kubectlTApp(t, args...)
@@ -82,11 +90,6 @@ func mustKubectlTApp(t testing.TB, args ...string) string {
 // instance, rollout restart and status, pause and resume around an image change, history and undo, and a
 // rollout status that times out.
 func TestKubectlTAppPlugin(t *testing.T) {
-	t.Cleanup(func() {
-		if pluginDir != "" {
-			_ = os.RemoveAll(pluginDir)
-		}
-	})
 	ns := newNamespace(t, "plugin")
 	const name, image = "plug", "nginx:1.25"
 	mustKubectlIn(t, nginxTApp(name, 3, image, ""), "apply", "-n", ns, "-f", "-")

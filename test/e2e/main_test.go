@@ -133,6 +133,7 @@ func runMain(m *testing.M) int {
 			return 1
 		}
 		code := m.Run()
+		removePluginDir()
 		// After the whole suite's load: no process of the cluster, nor this test program, listens outside
 		// loopback (localcluster.Start checked it once already, before any test ran).
 		if err := cluster.CheckLoopbackOnly(); err != nil {

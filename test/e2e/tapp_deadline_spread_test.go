@@ -7,12 +7,7 @@ package e2e
 // spread of a TApp's instances over the nodes.
 
 import (
-	"bytes"
-	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -51,7 +46,7 @@ func TestTAppProgressDeadline(t *testing.T) {
 	if tapp.Status.LastProgressTime == nil || !c.LastTransitionTime.After(tapp.Status.LastProgressTime.Time.Add(14*time.Second)) {
 		t.Errorf("lastProgressTime %v, Progressing turned False at %v: want the deadline between them", tapp.Status.LastProgressTime, c.LastTransitionTime)
 	}
-	out, err := ownKubectlTApp(t, "rollout", "status", name, "-n", ns, "--timeout=60s")
+	out, err := kubectlTApp(t, "rollout", "status", name, "-n", ns, "--timeout=60s")
 	if err == nil || !strings.Contains(out, `TApp "stuck" exceeded its progress deadline`) || strings.Contains(err.Error(), "timed out") {
 		t.Fatalf("kubectl tapp rollout status = %q, %v; want a non-zero exit on the progress deadline", out, err)
 	}
@@ -59,7 +54,7 @@ func TestTAppProgressDeadline(t *testing.T) {
 	// An image that runs: the rollout progresses again and completes.
 	mustKubectl(t, "patch", "tapp", name, "-n", ns, "--type=merge",
 		"-p", `{"spec":{"template":{"spec":{"containers":[{"name":"nginx","image":"nginx:1.7.10"}]}}}}`)
-	if _, err := ownKubectlTApp(t, "rollout", "status", name, "-n", ns, "--timeout=90s"); err != nil {
+	if _, err := kubectlTApp(t, "rollout", "status", name, "-n", ns, "--timeout=90s"); err != nil {
 		t.Fatal(err)
 	}
 	tapp = getTApp(t, ns, name)
@@ -122,36 +117,4 @@ func TestTAppSpreadByDefault(t *testing.T) {
 	if pod := packed[0]; pod == nil || len(pod.Spec.TopologySpreadConstraints) > 0 {
 		t.Errorf("spreadPolicy None: pod %+v, want no topology spread constraints", pod)
 	}
-}
-
-// ownKubectlTApp runs `kubectl tapp args...` as kubectlTApp does, with the plugin in a directory of this
-// test's own: the shared one of pluginPath is removed when TestKubectlTAppPlugin ends, which may be before
-// a parallel test is done with it. The plugin is TAPP_E2E_PLUGIN_BINARY, else built.
-func ownKubectlTApp(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	dir := t.TempDir()
-	target := filepath.Join(dir, "kubectl-tapp")
-	if built := os.Getenv("TAPP_E2E_PLUGIN_BINARY"); built != "" {
-		if err := os.Symlink(absolute(built), target); err != nil {
-			t.Fatal(err)
-		}
-	} else {
-		build := exec.Command("go", "build", "-o", target, "./cmd/kubectl-tapp")
-		build.Dir = repoRoot
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build ./cmd/kubectl-tapp: %v\n%s", err, out)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, kubectlBinary, append(append([]string{"tapp"}, args...), "--kubeconfig="+cluster.Kubeconfig)...)
-	cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	t.Logf("kubectl tapp %s\n%s%s", strings.Join(args, " "), stdout.String(), stderr.String())
-	if err != nil {
-		return stdout.String(), fmt.Errorf("kubectl tapp %s: %w\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, stdout.String(), stderr.String())
-	}
-	return stdout.String(), nil
 }
