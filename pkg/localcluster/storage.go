@@ -38,7 +38,7 @@ const (
 	// admission refuses (403) a larger request on its claims.
 	StorageClassFixed = "standard-fixed"
 	// StorageProvisioner is the provisioner of both classes and the CSI driver of their volumes.
-	StorageProvisioner = "localcluster.tapp.io/simulated"
+	StorageProvisioner = "simulated.localcluster.tapp.io"
 	// ResizeFailureAnnotation on a claim makes its expansions fail as a CSI driver's would:
 	// ResizeFailureController (ControllerExpandVolume fails: ControllerResizeError,
 	// ControllerResizeInfeasible) or ResizeFailureNode (NodeExpandVolume fails: NodeResizeError,
@@ -70,13 +70,22 @@ const storageWorkers = 4
 const claimIndex = "localcluster.tapp.io/claims"
 
 // applyStorageClasses creates or updates (server-side apply, so it is idempotent on a cluster started
-// again on its own data) the two StorageClasses.
+// again on its own data) the two StorageClasses. A class of that name whose immutable fields (provisioner,
+// reclaimPolicy, volumeBindingMode) differ, as one left by another version, is replaced.
 func applyStorageClasses(ctx context.Context, client kubernetes.Interface) error {
+	classes := client.StorageV1().StorageClasses()
 	for _, sc := range []*storagev1ac.StorageClassApplyConfiguration{
 		storageClass(StorageClassStandard, true).WithAnnotations(map[string]string{annDefaultStorageClass: "true"}),
 		storageClass(StorageClassFixed, false),
 	} {
-		if _, err := client.StorageV1().StorageClasses().Apply(ctx, sc, metav1.ApplyOptions{FieldManager: "localcluster", Force: true}); err != nil {
+		opts := metav1.ApplyOptions{FieldManager: "localcluster", Force: true}
+		_, err := classes.Apply(ctx, sc, opts)
+		if apierrors.IsInvalid(err) {
+			if err = classes.Delete(ctx, *sc.Name, metav1.DeleteOptions{}); err == nil || apierrors.IsNotFound(err) {
+				_, err = classes.Apply(ctx, sc, opts)
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("applying StorageClass %s: %w", *sc.Name, err)
 		}
 	}
