@@ -364,3 +364,23 @@ func TestApplyStorageClasses(t *testing.T) {
 		}
 	}
 }
+
+func TestStepEvent(t *testing.T) {
+	for step, want := range map[string]string{
+		"ControllerResizeInProgress": "Normal Resizing",
+		"VolumeCapacity":             " ",
+		"NodeResizePending":          "Normal FileSystemResizeRequired",
+		"NodeResizeInProgress":       " ",
+		"Finished":                   "Normal FileSystemResizeSuccessful",
+		"ControllerResizeInfeasible": "Warning VolumeResizeFailed",
+		"NodeResizeInfeasible":       "Warning FileSystemResizeFailed",
+	} {
+		eventType, reason, message := stepEvent(step, "pvc-1", "x")
+		if got := eventType + " " + reason; got != want {
+			t.Errorf("step %s: event %q, want %q", step, got, want)
+		}
+		if (reason == "") != (message == "") {
+			t.Errorf("step %s: reason %q, message %q", step, reason, message)
+		}
+	}
+}
