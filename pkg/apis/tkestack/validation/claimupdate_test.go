@@ -44,7 +44,9 @@ func TestValidateClaimTemplateUpdate(t *testing.T) {
 	onDelete := &tkestack.TAppVolumeClaimUpdateStrategy{Type: tkestack.OnDeleteVolumeClaimUpdateStrategyType, OnIncompatibleChange: tkestack.RefuseVolumeClaimIncompatibleChange}
 	recreate := &tkestack.TAppVolumeClaimUpdateStrategy{Type: tkestack.OnPodRollingUpdateVolumeClaimUpdateStrategyType, OnIncompatibleChange: tkestack.RecreateVolumeClaimIncompatibleChange}
 	storage := func(q string) func(*corev1.PersistentVolumeClaimSpec) {
-		return func(s *corev1.PersistentVolumeClaimSpec) { s.Resources.Requests[corev1.ResourceStorage] = resource.MustParse(q) }
+		return func(s *corev1.PersistentVolumeClaimSpec) {
+			s.Resources.Requests[corev1.ResourceStorage] = resource.MustParse(q)
+		}
 	}
 	cases := []struct {
 		name     string
