@@ -1,7 +1,9 @@
 // Package localcluster runs a real Kubernetes control plane on loopback with tapp-apiserver registered
 // behind kube-apiserver's aggregator: etcd, kube-apiserver (client certificates, RBAC, front proxy),
 // kube-controller-manager, kube-scheduler, kwok with fake nodes, and tapp-apiserver in cluster mode with its
-// own embedded etcd. hack/local-up.sh and the end-to-end tests both start clusters through it.
+// own embedded etcd. A pod simulator stands in for the nodes' kubelets (kubelet.go) and a simulated CSI
+// driver serves two StorageClasses (storage.go). hack/local-up.sh and the end-to-end tests both start
+// clusters through it.
 package localcluster
 
 import (
@@ -165,6 +167,14 @@ func (c *Cluster) start(ctx context.Context) error {
 		return err
 	}
 	if err := c.kubectl(ctx, rbac, "apply", "--server-side", "--force-conflicts", "-f", "-"); err != nil {
+		return err
+	}
+	// The StorageClasses exist before any controller or user could create a claim.
+	admin, err := kubernetes.NewForConfig(c.AdminConfig)
+	if err != nil {
+		return err
+	}
+	if err := applyStorageClasses(ctx, admin); err != nil {
 		return err
 	}
 	startServer := c.startTAppAPIServer

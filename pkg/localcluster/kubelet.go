@@ -39,7 +39,9 @@ const (
 // then Running and Ready unless a readiness gate says otherwise; a container whose image changes in place
 // restarts with the new image, a new imageID and restartCount+1; an in-place resize is reported as the
 // kubelet reports it (see resize); a deleted pod is reported terminal, then removed. With a node cost model
-// (nodecost.go) the starts wait for what a node would spend on them. All of it is real API traffic.
+// (nodecost.go) the starts wait for what a node would spend on them. It also runs the storage stand-in
+// (storage.go), which finishes the expansion of a claim's file system only while a pod on a node mounts
+// it, as a kubelet does. All of it is real API traffic.
 type kubelet struct {
 	client   kubernetes.Interface
 	factory  informers.SharedInformerFactory
@@ -86,12 +88,21 @@ func startKubelet(client kubernetes.Interface, cost *NodeCostModel) (*kubelet, e
 		cancel()
 		return nil, err
 	}
+	volumes, err := newStorage(client, factory, pods)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
 	factory.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), pods.HasSynced) {
 		cancel()
 		return nil, fmt.Errorf("pod informer did not sync")
 	}
 	var workers sync.WaitGroup
+	if err := volumes.run(ctx, &workers); err != nil {
+		cancel()
+		return nil, err
+	}
 	for i := 0; i < simulatorWorkers; i++ {
 		workers.Add(1)
 		go func() {
@@ -102,6 +113,7 @@ func startKubelet(client kubernetes.Interface, cost *NodeCostModel) (*kubelet, e
 	go func() {
 		<-ctx.Done()
 		k.queue.ShutDown()
+		volumes.queue.ShutDown()
 		workers.Wait()
 		factory.Shutdown()
 		close(k.done)
