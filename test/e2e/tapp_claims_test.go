@@ -296,6 +296,37 @@ func TestTAppVolumeClaimUpdates(t *testing.T) {
 		}
 	})
 
+	t.Run("a failed resize is reported, nothing deleted, and recovers", func(t *testing.T) {
+		before := podIdentities(t, ns, "vol")
+		mustKubectl(t, "annotate", "pvc", "data-vol-2", "-n", ns, localcluster.ResizeFailureAnnotation+"="+localcluster.ResizeFailureController)
+		mustKubectl(t, "patch", "tapp", "vol", "-n", ns, "--type=json",
+			"-p", `[{"op":"replace","path":"/spec/volumeClaimTemplates/0/spec/resources/requests/storage","value":"5Gi"}]`)
+		pollUntil(t, 90*time.Second, "VolumeClaimsUpdated ResizeFailed naming data-vol-2", func() error {
+			c := meta.FindStatusCondition(getTApp(t, ns, "vol").Status.Conditions, tkestackv1.TAppVolumeClaimsUpdated)
+			if c == nil || c.Reason != "ResizeFailed" || !strings.Contains(c.Message, "data-vol-2") {
+				return fmt.Errorf("condition %+v", c)
+			}
+			return nil
+		})
+		eventually(t, 30*time.Second, "a ClaimResizeFailed event", func() error {
+			out := mustKubectl(t, "get", "events", "-n", ns, "--field-selector", "involvedObject.name=vol,reason=ClaimResizeFailed", "-o", "name")
+			if strings.TrimSpace(out) == "" {
+				return fmt.Errorf("none yet")
+			}
+			return nil
+		})
+		claims, _ := instanceClaims(testContext(t, 30*time.Second), ns, "vol", "data", 3)
+		if len(claims) != 3 {
+			t.Errorf("claims %s, want all 3 kept", describeClaims(claims))
+		}
+		if after := podIdentities(t, ns, "vol"); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("pods %v, were %v: want them untouched", after, before)
+		}
+		mustKubectl(t, "annotate", "pvc", "data-vol-2", "-n", ns, localcluster.ResizeFailureAnnotation+"-")
+		waitClaimsAt(t, ns, "vol", "data", 3, "5Gi")
+		mustKubectl(t, "wait", "tapp/vol", "-n", ns, "--for=condition=VolumeClaimsUpdated", "--timeout=60s")
+	})
+
 	t.Run("a storage class change is refused with its field", func(t *testing.T) {
 		out, err := kubectl(t, "patch", "tapp", "vol", "-n", ns, "--type=json",
 			"-p", `[{"op":"add","path":"/spec/volumeClaimTemplates/0/spec/storageClassName","value":"`+localcluster.StorageClassFixed+`"}]`)
