@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
@@ -260,5 +261,34 @@ func TestNewClaimTemplateRecreatesOnePodWithItsClaim(t *testing.T) {
 	}
 	if !mounted {
 		t.Errorf("web-0 volumes %v, want logs-web-0 mounted", pod.Spec.Volumes)
+	}
+}
+
+// TestClaimEventsEnqueueTheTAppWhoseClaimsFollow: a change or the deletion of an instance claim enqueues a
+// TApp whose claims follow their templates, even when its selector's labels are not on the claim (a
+// matchExpressions selector); a TApp without the strategy is not woken by a claim it does not control or
+// select, and an unrelated claim wakes nobody.
+func TestClaimEventsEnqueueTheTAppWhoseClaimsFollow(t *testing.T) {
+	h := withClaims(t, "standard", true)
+	queued(h.ctrl)
+	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "data-web-1", Labels: map[string]string{"other": "x"}}}
+	h.ctrl.claimChanged(claim)
+	if got := queued(h.ctrl); len(got) != 1 || got[0] != "ns/web" {
+		t.Errorf("queued %v after a claim change, want ns/web", got)
+	}
+	h.ctrl.claimDeleted(cache.DeletedFinalStateUnknown{Key: "ns/data-web-1", Obj: claim})
+	if got := queued(h.ctrl); len(got) != 1 || got[0] != "ns/web" {
+		t.Errorf("queued %v after a claim deletion, want ns/web", got)
+	}
+	unrelated := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "data-other-1"}}
+	h.ctrl.claimDeleted(unrelated)
+	if got := queued(h.ctrl); len(got) != 0 {
+		t.Errorf("queued %v after an unrelated claim's deletion, want nothing", got)
+	}
+	h.setSpec(func(tapp *tkestackv1.TApp) { tapp.Spec.VolumeClaimUpdateStrategy = nil })
+	queued(h.ctrl)
+	h.ctrl.claimDeleted(claim)
+	if got := queued(h.ctrl); len(got) != 0 {
+		t.Errorf("queued %v without a strategy, want nothing", got)
 	}
 }
