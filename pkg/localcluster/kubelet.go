@@ -88,7 +88,7 @@ func startKubelet(client kubernetes.Interface, cost *NodeCostModel) (*kubelet, e
 		cancel()
 		return nil, err
 	}
-	volumes, err := newStorage(client, factory, pods)
+	volumes, err := newStorage(ctx, client, factory, pods)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -115,6 +115,7 @@ func startKubelet(client kubernetes.Interface, cost *NodeCostModel) (*kubelet, e
 		k.queue.ShutDown()
 		volumes.queue.ShutDown()
 		workers.Wait()
+		volumes.broadcaster.Shutdown()
 		factory.Shutdown()
 		close(k.done)
 	}()

@@ -20,9 +20,12 @@ import (
 	storagev1ac "k8s.io/client-go/applyconfigurations/storage/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 )
 
@@ -104,21 +107,23 @@ func storageClass(name string, expandable bool) *storagev1ac.StorageClassApplyCo
 // PersistentVolume for every claim kube-controller-manager's PV controller hands to StorageProvisioner
 // (which then binds the two) and deletes the Released ones of reclaimPolicy Delete; as the external-resizer
 // and the kubelet it expands the volume of a claim whose request grew, one status write per step, with
-// the fields of RecoverVolumeExpansionFailure (nextExpansion). It shares the pod simulator's client and
-// informer factory and stops with it.
+// the fields of RecoverVolumeExpansionFailure (nextExpansion), and records the Events they record
+// (stepEvent). It shares the pod simulator's client and informer factory and stops with it.
 type storage struct {
-	client  kubernetes.Interface
-	claims  corelisters.PersistentVolumeClaimLister
-	volumes corelisters.PersistentVolumeLister
-	classes storagelisters.StorageClassLister
-	pods    cache.Indexer
-	synced  []cache.InformerSynced
-	queue   workqueue.TypedRateLimitingInterface[string]
+	client      kubernetes.Interface
+	broadcaster record.EventBroadcaster
+	recorder    record.EventRecorder
+	claims      corelisters.PersistentVolumeClaimLister
+	volumes     corelisters.PersistentVolumeLister
+	classes     storagelisters.StorageClassLister
+	pods        cache.Indexer
+	synced      []cache.InformerSynced
+	queue       workqueue.TypedRateLimitingInterface[string]
 }
 
 // newStorage registers the storage stand-in's informers and handlers on factory, whose pod informer is
 // pods (before the factory starts).
-func newStorage(client kubernetes.Interface, factory informers.SharedInformerFactory, pods cache.SharedIndexInformer) (*storage, error) {
+func newStorage(ctx context.Context, client kubernetes.Interface, factory informers.SharedInformerFactory, pods cache.SharedIndexInformer) (*storage, error) {
 	claims := factory.Core().V1().PersistentVolumeClaims()
 	volumes := factory.Core().V1().PersistentVolumes()
 	classes := factory.Storage().V1().StorageClasses()
@@ -131,6 +136,9 @@ func newStorage(client kubernetes.Interface, factory informers.SharedInformerFac
 		synced:  []cache.InformerSynced{claims.Informer().HasSynced, volumes.Informer().HasSynced, classes.Informer().HasSynced},
 		queue:   workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 	}
+	s.broadcaster = record.NewBroadcaster(record.WithContext(ctx))
+	s.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	s.recorder = s.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: StorageProvisioner})
 	if err := pods.AddIndexers(cache.Indexers{claimIndex: podClaims}); err != nil {
 		return nil, err
 	}
@@ -248,21 +256,34 @@ func (s *storage) sync(ctx context.Context, key string) error {
 		return err
 	}
 	step := nextExpansion(claim, pv, claim.Annotations[ResizeFailureAnnotation], s.inUse(claim), metav1.Now())
+	if wrote, err := s.write(ctx, claim, pv, step); err != nil || !wrote {
+		return err
+	}
+	if eventType, reason, message := stepEvent(step.name, pv.Name, claim.Annotations[ResizeFailureAnnotation]); reason != "" {
+		s.recorder.Event(claim, eventType, reason, message)
+	}
+	return nil
+}
+
+// write makes an expansion step's write (of the volume's capacity or the claim's status, with the
+// resourceVersion read: a step computed from a stale copy conflicts and is computed again) and reports
+// whether it made one.
+func (s *storage) write(ctx context.Context, claim *corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume, step expansionStep) (bool, error) {
 	if step.capacity != nil {
 		patch, err := json.Marshal(map[string]interface{}{
 			"metadata": map[string]interface{}{"resourceVersion": pv.ResourceVersion},
 			"spec":     map[string]interface{}{"capacity": map[string]interface{}{"storage": step.capacity.String()}},
 		})
 		if err != nil {
-			return err
+			return false, err
 		}
 		_, err = s.client.CoreV1().PersistentVolumes().Patch(ctx, pv.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-		return err
+		return err == nil, err
 	}
 	if step.status != nil && !apiequality.Semantic.DeepEqual(*step.status, claim.Status) {
-		return s.patchClaimStatus(ctx, claim, *step.status)
+		return true, s.patchClaimStatus(ctx, claim, *step.status)
 	}
-	return nil
+	return false, nil
 }
 
 // inUse reports whether a pod placed on a node, not terminating, mounts the claim: only then does the
@@ -301,11 +322,15 @@ func (s *storage) provision(ctx context.Context, claim *corev1.PersistentVolumeC
 	if _, err := s.volumes.Get(volumeName(claim)); err == nil {
 		return nil
 	}
-	_, err = s.client.CoreV1().PersistentVolumes().Create(ctx, provisionedVolume(claim, class), metav1.CreateOptions{})
+	pv, err := s.client.CoreV1().PersistentVolumes().Create(ctx, provisionedVolume(claim, class), metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	s.recorder.Eventf(claim, corev1.EventTypeNormal, "ProvisioningSucceeded", "Successfully provisioned volume %s", pv.Name)
+	return nil
 }
 
 // syncVolume deletes a volume of StorageProvisioner once it is Released with reclaimPolicy Delete, as the
@@ -561,6 +586,24 @@ func nextExpansion(claim *corev1.PersistentVolumeClaim, pv *corev1.PersistentVol
 		return expansionStep{}
 	}
 	return start(requested)
+}
+
+// stepEvent is the Event (type, reason, message; no reason: none) the external-resizer or the kubelet
+// records on the claim with an expansion step of its volume.
+func stepEvent(step, volume, fault string) (string, string, string) {
+	switch step {
+	case "ControllerResizeInProgress":
+		return corev1.EventTypeNormal, "Resizing", fmt.Sprintf("External resizer is resizing volume %s", volume)
+	case "ControllerResizeInfeasible":
+		return corev1.EventTypeWarning, "VolumeResizeFailed", fmt.Sprintf("resize volume %q by resizer %q failed: simulated ControllerExpandVolume failure (%s=%s)", volume, StorageProvisioner, ResizeFailureAnnotation, fault)
+	case "NodeResizePending":
+		return corev1.EventTypeNormal, "FileSystemResizeRequired", "Require file system resize of volume on node"
+	case "NodeResizeInfeasible":
+		return corev1.EventTypeWarning, "FileSystemResizeFailed", fmt.Sprintf("MountVolume.NodeExpandVolume failed for volume %q: simulated NodeExpandVolume failure (%s=%s)", volume, ResizeFailureAnnotation, fault)
+	case "Finished":
+		return corev1.EventTypeNormal, "FileSystemResizeSuccessful", fmt.Sprintf("MountVolume.NodeExpandVolume succeeded for volume %q", volume)
+	}
+	return "", "", ""
 }
 
 // resizeConditions are the claim conditions of a volume expansion.

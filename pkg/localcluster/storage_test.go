@@ -1,13 +1,18 @@
 package localcluster
 
 import (
+	"context"
 	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 )
 
@@ -315,5 +320,67 @@ func TestMergeResizeConditions(t *testing.T) {
 	got = mergeResizeConditions(current, nil, false)
 	if len(got) != 1 || got[0].Type != "Other" {
 		t.Errorf("cleared: %+v", got)
+	}
+}
+
+// TestApplyStorageClasses: the classes are created, applied again unchanged (a cluster started again on its
+// own data), and a class of that name with another provisioner (immutable) is replaced.
+func TestApplyStorageClasses(t *testing.T) {
+	old := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: StorageClassFixed}, Provisioner: "example.com/old"}
+	client := fake.NewClientset(old)
+	// The fake tracker does not enforce immutability: refuse a changed provisioner as kube-apiserver does.
+	client.PrependReactor("patch", "storageclasses", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		name := action.(k8stesting.PatchAction).GetName()
+		current, err := client.Tracker().Get(storagev1.SchemeGroupVersion.WithResource("storageclasses"), "", name)
+		if err == nil && current.(*storagev1.StorageClass).Provisioner != StorageProvisioner {
+			return true, nil, apierrors.NewInvalid(storagev1.SchemeGroupVersion.WithKind("StorageClass").GroupKind(), name, nil)
+		}
+		return false, nil, nil
+	})
+	ctx := context.Background()
+	for i := 0; i < 2; i++ {
+		if err := applyStorageClasses(ctx, client); err != nil {
+			t.Fatalf("apply %d: %v", i, err)
+		}
+	}
+	var deleted []string
+	for _, a := range client.Actions() {
+		if a.GetVerb() == "delete" {
+			deleted = append(deleted, a.(k8stesting.DeleteAction).GetName())
+		}
+	}
+	if !reflect.DeepEqual(deleted, []string{StorageClassFixed}) {
+		t.Errorf("deleted %v, want only the old %s once", deleted, StorageClassFixed)
+	}
+	for name, expandable := range map[string]bool{StorageClassStandard: true, StorageClassFixed: false} {
+		sc, err := client.StorageV1().StorageClasses().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		isDefault := sc.Annotations[annDefaultStorageClass] == "true"
+		if sc.Provisioner != StorageProvisioner || ptr.Deref(sc.AllowVolumeExpansion, false) != expandable || isDefault != expandable ||
+			ptr.Deref(sc.ReclaimPolicy, "") != corev1.PersistentVolumeReclaimDelete || ptr.Deref(sc.VolumeBindingMode, "") != storagev1.VolumeBindingImmediate {
+			t.Errorf("class %s: %+v", name, sc)
+		}
+	}
+}
+
+func TestStepEvent(t *testing.T) {
+	for step, want := range map[string]string{
+		"ControllerResizeInProgress": "Normal Resizing",
+		"VolumeCapacity":             " ",
+		"NodeResizePending":          "Normal FileSystemResizeRequired",
+		"NodeResizeInProgress":       " ",
+		"Finished":                   "Normal FileSystemResizeSuccessful",
+		"ControllerResizeInfeasible": "Warning VolumeResizeFailed",
+		"NodeResizeInfeasible":       "Warning FileSystemResizeFailed",
+	} {
+		eventType, reason, message := stepEvent(step, "pvc-1", "x")
+		if got := eventType + " " + reason; got != want {
+			t.Errorf("step %s: event %q, want %q", step, got, want)
+		}
+		if (reason == "") != (message == "") {
+			t.Errorf("step %s: reason %q, message %q", step, reason, message)
+		}
 	}
 }

@@ -286,6 +286,20 @@ func TestLocalClusterStorage(t *testing.T) {
 		return nil
 	})
 
+	pollUntil(t, ctrlTimeout, "the claim's Events", func() error {
+		out, err := kubectl(t, "get", "events", "-n", ns, "--field-selector", "involvedObject.kind=PersistentVolumeClaim,involvedObject.name=data",
+			"-o", "jsonpath={range .items[*]}{.reason}{\"\\n\"}{end}")
+		if err != nil {
+			return err
+		}
+		for _, reason := range []string{"ProvisioningSucceeded", "Resizing", "FileSystemResizeRequired", "FileSystemResizeSuccessful"} {
+			if !strings.Contains(out, reason+"\n") {
+				return fmt.Errorf("no %s in %q", reason, out)
+			}
+		}
+		return nil
+	})
+
 	// The class without expansion: kube-apiserver's admission refuses the larger request.
 	mustKubectlIn(t, storageClaim("fixed", localcluster.StorageClassFixed, nil), "apply", "-n", ns, "-f", "-")
 	waitClaimBound(t, ns, "fixed")

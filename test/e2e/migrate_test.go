@@ -253,7 +253,8 @@ spec:
 	}
 	owner := metav1.OwnerReference{APIVersion: "apps.tkestack.io/v1", Kind: "TApp", Name: "web", UID: tapp.GetUID(), Controller: ptr.To(true)}
 
-	// Claims and pods as the original's controller makes them, on pre-bound volumes (no provisioner here).
+	// Claims and pods as the original's controller makes them, on pre-bound volumes (of no class: each
+	// claim, of the default class, binds to the volume that names it rather than to a provisioned one).
 	for id := 0; id < 4; id++ {
 		claim := fmt.Sprintf("data-web-%d", id)
 		pv := &corev1.PersistentVolume{

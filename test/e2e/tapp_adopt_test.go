@@ -51,7 +51,7 @@ func TestTAppAdoptsPodsOfTheOriginalController(t *testing.T) {
 		sid := fmt.Sprint(id)
 		claim := claimTemplate.DeepCopy()
 		claim.Name, claim.Namespace, claim.Labels = "data-web-"+sid, ns, map[string]string{"app": "web"}
-		// The cluster has no provisioner: a pre-bound PersistentVolume lets the claim bind.
+		// A pre-bound PersistentVolume lets the claim bind (to it rather than to a provisioned one).
 		pv := &corev1.PersistentVolume{
 			ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + claim.Name},
 			Spec: corev1.PersistentVolumeSpec{

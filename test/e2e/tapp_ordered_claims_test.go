@@ -20,9 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// retentionTApp is a TApp "keep" of replicas instances with one claim "www" each (Pending: the local
-// cluster has no provisioner, which does not matter to ownership: the pods stay unscheduled) and the given
-// retention policy.
+// retentionTApp is a TApp "keep" of replicas instances with one claim "www" each (of the local cluster's
+// default StorageClass, provisioned and bound; a released volume is deleted) and the given retention policy.
 const retentionTApp = `apiVersion: apps.tkestack.io/v1
 kind: TApp
 metadata:

@@ -65,8 +65,8 @@ func TestTAppScale(t *testing.T) {
 	t.Parallel()
 	ns := controllerNamespace(t, "tapp-scale")
 	ctx := testContext(t, 6*ctrlTimeout)
-	// The cluster has no provisioner: one pre-bound PersistentVolume per claim lets the claims bind and the
-	// pods schedule.
+	// One pre-bound PersistentVolume per claim (no class: a volume that names its claim binds to it whatever
+	// the claim's class) lets the claims bind and the pods schedule, as an administrator's volumes would.
 	for id := 0; id < 5; id++ {
 		claim := fmt.Sprintf("www-data-%d", id)
 		pv := &corev1.PersistentVolume{
