@@ -104,10 +104,26 @@ func (s *session) podsOf(ctx context.Context, tapp *tkestackv1.TApp) ([]*corev1.
 	return pods, nil
 }
 
+// claimsOf returns the claims of the TApp's namespace, or nil when it has no claim templates.
+func (s *session) claimsOf(ctx context.Context, tapp *tkestackv1.TApp) ([]*corev1.PersistentVolumeClaim, error) {
+	if len(tapp.Spec.VolumeClaimTemplates) == 0 {
+		return nil, nil
+	}
+	list, err := s.kube.CoreV1().PersistentVolumeClaims(s.namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	claims := make([]*corev1.PersistentVolumeClaim, 0, len(list.Items))
+	for i := range list.Items {
+		claims = append(claims, &list.Items[i])
+	}
+	return claims, nil
+}
+
 func newInstancesCommand(o *Options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "instances TAPP",
-		Short: "List the instances of a TApp: id, pod, template, revision, status, readiness, node, images, restarts",
+		Short: "List the instances of a TApp: id, pod, template, revision, status, readiness, node, images, restarts, claims",
 		Example: `  # The instances of TApp web in namespace prod
   kubectl tapp instances web -n prod`,
 		Args: cobra.ExactArgs(1),
@@ -121,7 +137,11 @@ func newInstancesCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return PrintInstanceRows(o.Out, InstanceRows(tapp, pods))
+			claims, err := s.claimsOf(ctx, tapp)
+			if err != nil {
+				return err
+			}
+			return PrintInstanceRows(o.Out, InstanceRowsWithClaims(tapp, pods, claims))
 		},
 	}
 }

@@ -44,6 +44,11 @@ type InstanceRow struct {
 	Images string
 	// Restarts is the sum of the restart counts of the pod's containers.
 	Restarts string
+	// Claims are the instance's claims of spec.volumeClaimTemplates, in template order, comma separated, as
+	// <template>=<size>: the claim's capacity once bound; <capacity>→<request> while it is being resized
+	// (its request above its capacity); Pending while unbound; <none> when the claim does not exist. Empty
+	// (printed <none>) when the TApp has no claim templates or the claims were not listed.
+	Claims string
 }
 
 // InstancePods returns the pods of pods that belong to tapp, keyed by instance id: controlled by the TApp
@@ -66,8 +71,14 @@ func InstancePods(tapp *tkestackv1.TApp, pods []*corev1.Pod) map[int]*corev1.Pod
 }
 
 // InstanceRows returns one row per instance, in id order: every id 0..replicas-1 and every higher id whose
-// pod still exists (it is being scaled away).
+// pod still exists (it is being scaled away). Their Claims are empty (see InstanceRowsWithClaims).
 func InstanceRows(tapp *tkestackv1.TApp, pods []*corev1.Pod) []InstanceRow {
+	return InstanceRowsWithClaims(tapp, pods, nil)
+}
+
+// InstanceRowsWithClaims is InstanceRows with the instances' claims (InstanceRow.Claims) found in claims,
+// the claims of the TApp's namespace; nil claims leave the column empty.
+func InstanceRowsWithClaims(tapp *tkestackv1.TApp, pods []*corev1.Pod, claims []*corev1.PersistentVolumeClaim) []InstanceRow {
 	owned := InstancePods(tapp, pods)
 	ids := make([]int, 0, int(tapp.Spec.Replicas)+len(owned))
 	for n := 0; n < int(tapp.Spec.Replicas); n++ {
@@ -80,10 +91,44 @@ func InstanceRows(tapp *tkestackv1.TApp, pods []*corev1.Pod) []InstanceRow {
 	}
 	sort.Ints(ids)
 	rows := make([]InstanceRow, 0, len(ids))
+	byName := make(map[string]*corev1.PersistentVolumeClaim, len(claims))
+	for _, c := range claims {
+		byName[c.Name] = c
+	}
 	for _, n := range ids {
-		rows = append(rows, instanceRow(tapp, strconv.Itoa(n), owned[n]))
+		row := instanceRow(tapp, strconv.Itoa(n), owned[n])
+		if claims != nil {
+			row.Claims = instanceClaims(tapp, row.ID, byName)
+		}
+		rows = append(rows, row)
 	}
 	return rows
+}
+
+// instanceClaims renders the claims of instance id (InstanceRow.Claims).
+func instanceClaims(tapp *tkestackv1.TApp, id string, claims map[string]*corev1.PersistentVolumeClaim) string {
+	parts := make([]string, 0, len(tapp.Spec.VolumeClaimTemplates))
+	for _, t := range tapp.Spec.VolumeClaimTemplates {
+		c, ok := claims[tapppod.ClaimName(t.Name, tapp.Name, id)]
+		size := none
+		switch {
+		case !ok:
+		case c.Status.Phase != corev1.ClaimBound:
+			size = string(corev1.ClaimPending)
+			if c.Status.Phase != "" {
+				size = string(c.Status.Phase)
+			}
+		default:
+			capacity := c.Status.Capacity[corev1.ResourceStorage]
+			request := c.Spec.Resources.Requests[corev1.ResourceStorage]
+			size = capacity.String()
+			if capacity.Cmp(request) < 0 {
+				size += "→" + request.String()
+			}
+		}
+		parts = append(parts, t.Name+"="+size)
+	}
+	return strings.Join(parts, ",")
 }
 
 func instanceRow(tapp *tkestackv1.TApp, id string, pod *corev1.Pod) InstanceRow {
@@ -135,10 +180,14 @@ func containerImages(containers []corev1.Container) string {
 // PrintInstanceRows writes rows as an aligned table with a header, as kubectl get does.
 func PrintInstanceRows(out io.Writer, rows []InstanceRow) error {
 	w := printers.GetNewTabWriter(out)
-	fmt.Fprintln(w, "ID\tPOD\tTEMPLATE\tREVISION\tSTATUS\tREADY\tNODE\tIMAGES\tRESTARTS")
+	fmt.Fprintln(w, "ID\tPOD\tTEMPLATE\tREVISION\tSTATUS\tREADY\tNODE\tIMAGES\tRESTARTS\tCLAIMS")
 	for _, r := range rows {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			r.ID, r.Pod, r.Template, r.Revision, r.Status, r.Ready, r.Node, r.Images, r.Restarts)
+		claims := r.Claims
+		if claims == "" {
+			claims = none
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			r.ID, r.Pod, r.Template, r.Revision, r.Status, r.Ready, r.Node, r.Images, r.Restarts, claims)
 	}
 	return w.Flush()
 }

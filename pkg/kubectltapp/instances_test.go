@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 )
@@ -92,10 +94,47 @@ func TestPrintInstanceRows(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("output:\n%s\nwant a header and one row", out.String())
 	}
-	if got := strings.Fields(lines[0]); strings.Join(got, " ") != "ID POD TEMPLATE REVISION STATUS READY NODE IMAGES RESTARTS" {
+	if got := strings.Fields(lines[0]); strings.Join(got, " ") != "ID POD TEMPLATE REVISION STATUS READY NODE IMAGES RESTARTS CLAIMS" {
 		t.Errorf("header = %q", lines[0])
 	}
-	if got := strings.Fields(lines[1]); strings.Join(got, " ") != "0 web-0 default <none> Running 1/1 kwok-0 nginx:1 0" {
+	if got := strings.Fields(lines[1]); strings.Join(got, " ") != "0 web-0 default <none> Running 1/1 kwok-0 nginx:1 0 <none>" {
 		t.Errorf("row = %q", lines[1])
+	}
+}
+
+func TestInstanceRowsWithClaims(t *testing.T) {
+	tapp := testTApp(4)
+	tapp.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}, {ObjectMeta: metav1.ObjectMeta{Name: "logs"}}}
+	claim := func(name, request, capacity string, phase corev1.PersistentVolumeClaimPhase) *corev1.PersistentVolumeClaim {
+		c := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
+		c.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(request)}
+		c.Status.Phase = phase
+		if capacity != "" {
+			c.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(capacity)}
+		}
+		return c
+	}
+	claims := []*corev1.PersistentVolumeClaim{
+		claim("data-web-0", "4Gi", "4Gi", corev1.ClaimBound), claim("logs-web-0", "1Gi", "1Gi", corev1.ClaimBound),
+		claim("data-web-1", "4Gi", "2Gi", corev1.ClaimBound), claim("logs-web-1", "1Gi", "", corev1.ClaimPending),
+		claim("data-web-2", "4Gi", "", ""),
+		claim("data-other-3", "4Gi", "4Gi", corev1.ClaimBound), // another TApp's
+	}
+	want := []string{"data=4Gi,logs=1Gi", "data=2Gi→4Gi,logs=Pending", "data=Pending,logs=<none>", "data=<none>,logs=<none>"}
+	rows := InstanceRowsWithClaims(tapp, []*corev1.Pod{testPod(tapp, "0"), testPod(tapp, "1")}, claims)
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d", len(rows), len(want))
+	}
+	for i, r := range rows {
+		if r.Claims != want[i] {
+			t.Errorf("row %s claims %q, want %q", r.ID, r.Claims, want[i])
+		}
+	}
+	var out bytes.Buffer
+	if err := PrintInstanceRows(&out, rows[1:2]); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(strings.TrimSpace(out.String()), " data=2Gi→4Gi,logs=Pending") {
+		t.Errorf("output:\n%s\nwant the claims in the last column", out.String())
 	}
 }

@@ -101,7 +101,7 @@ func TestKubectlTAppPlugin(t *testing.T) {
 
 	t.Run("instances", func(t *testing.T) {
 		tb := parseTable(t, mustKubectlTApp(t, "instances", name, "-n", ns))
-		tb.requireHeader(t, "ID", "POD", "TEMPLATE", "REVISION", "STATUS", "READY", "NODE", "IMAGES", "RESTARTS")
+		tb.requireHeader(t, "ID", "POD", "TEMPLATE", "REVISION", "STATUS", "READY", "NODE", "IMAGES", "RESTARTS", "CLAIMS")
 		if len(tb.rows) != 3 {
 			t.Fatalf("rows = %q, want 3", tb.rows)
 		}

@@ -97,6 +97,9 @@ type TAppSpec struct {
 	// PersistentVolumeClaimRetentionPolicy says what happens to the claims of volumeClaimTemplates when the
 	// TApp is deleted or an instance is scaled away.
 	PersistentVolumeClaimRetentionPolicy *TAppPersistentVolumeClaimRetentionPolicy
+	// VolumeClaimUpdateStrategy says whether the existing claims follow changes of volumeClaimTemplates;
+	// nil (or an empty type) means they do not.
+	VolumeClaimUpdateStrategy *TAppVolumeClaimUpdateStrategy
 	// PodManagementPolicy is Parallel (default) or OrderedReady.
 	PodManagementPolicy PodManagementPolicyType
 	// ProgressDeadlineSeconds is how long a rollout may go without progress before Progressing turns False
@@ -145,6 +148,32 @@ type TAppPersistentVolumeClaimRetentionPolicy struct {
 	WhenScaled  PersistentVolumeClaimRetentionPolicyType
 }
 
+// VolumeClaimUpdateStrategyType says when existing claims follow their templates.
+type VolumeClaimUpdateStrategyType string
+
+const (
+	// OnPodRollingUpdateVolumeClaimUpdateStrategyType: the claims follow through the rolling update.
+	OnPodRollingUpdateVolumeClaimUpdateStrategyType VolumeClaimUpdateStrategyType = "OnPodRollingUpdate"
+	// OnDeleteVolumeClaimUpdateStrategyType: the claims follow when the instance's pod is created again.
+	OnDeleteVolumeClaimUpdateStrategyType VolumeClaimUpdateStrategyType = "OnDelete"
+)
+
+// VolumeClaimIncompatibleChangePolicy says what happens to claims whose template changed incompatibly.
+type VolumeClaimIncompatibleChangePolicy string
+
+const (
+	// RefuseVolumeClaimIncompatibleChange refuses the change (an empty value means Refuse).
+	RefuseVolumeClaimIncompatibleChange VolumeClaimIncompatibleChangePolicy = "Refuse"
+	// RecreateVolumeClaimIncompatibleChange recreates the claims (and their pods).
+	RecreateVolumeClaimIncompatibleChange VolumeClaimIncompatibleChangePolicy = "Recreate"
+)
+
+// TAppVolumeClaimUpdateStrategy says how the existing claims follow spec.volumeClaimTemplates.
+type TAppVolumeClaimUpdateStrategy struct {
+	Type                 VolumeClaimUpdateStrategyType
+	OnIncompatibleChange VolumeClaimIncompatibleChangePolicy
+}
+
 // TAppUpdateStrategy describes how template changes roll out.
 type TAppUpdateStrategy struct {
 	Template       string
@@ -177,6 +206,15 @@ type TAppStatus struct {
 	// LastProgressTime is when the rollout last made progress; kept only while spec.progressDeadlineSeconds
 	// is set.
 	LastProgressTime *metav1.Time
+	// VolumeClaims reports per claim template the instances whose claim matches it.
+	VolumeClaims []TAppVolumeClaimStatus
+}
+
+// TAppVolumeClaimStatus is the state of the instances' claims of one claim template.
+type TAppVolumeClaimStatus struct {
+	VolumeClaimName         string
+	CompatibleReplicas      int32
+	CompatibleReadyReplicas int32
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -13,7 +13,7 @@ var registry = map[string]initFunc{
 	tapp.Name: func(c *Context) (Controller, error) {
 		return tapp.NewController(c.KubeClient, c.PodStatusClient, c.Client,
 			c.KubeInformers.Core().V1().Pods(), c.KubeInformers.Core().V1().PersistentVolumeClaims(),
-			c.KubeInformers.Core().V1().Nodes(), c.Informers.TKEStackApps().V1().TApps(),
+			c.KubeInformers.Storage().V1().StorageClasses(), c.KubeInformers.Core().V1().Nodes(), c.Informers.TKEStackApps().V1().TApps(),
 			c.KubeInformers.Apps().V1().ControllerRevisions(), c.Recorder, clock.RealClock{})
 	},
 	yurtappdaemon.Name: func(c *Context) (Controller, error) {

@@ -14,9 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
+	storageinformers "k8s.io/client-go/informers/storage/v1"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -54,6 +56,7 @@ type Controller struct {
 	pods       corelisters.PodLister
 	podIndex   cache.Indexer
 	claims     corelisters.PersistentVolumeClaimLister
+	classes    storagelisters.StorageClassLister
 	nodes      corelisters.NodeLister
 	revisions  appslisters.ControllerRevisionLister
 
@@ -78,13 +81,13 @@ type Controller struct {
 // tappKind is what a pod's controller reference names when the pod belongs to a TApp.
 var tappKind = tkestackv1.SchemeGroupVersion.WithKind("TApp").GroupKind()
 
-// NewController builds the TApp controller and registers its informers (pods, claims, nodes, TApps,
-// ControllerRevisions) with their factories, which the caller starts. podStatusClient makes the
+// NewController builds the TApp controller and registers its informers (pods, claims, storage classes, nodes,
+// TApps, ControllerRevisions) with their factories, which the caller starts. podStatusClient makes the
 // readiness-gate condition writes; it may be kubeClient, or a client with a rate limit of its own. clk is
 // the controller's clock (clock.RealClock{} outside tests), shared by everything of it that reads the time.
 func NewController(kubeClient, podStatusClient kubernetes.Interface, client versioned.Interface,
 	podInformer coreinformers.PodInformer, claimInformer coreinformers.PersistentVolumeClaimInformer,
-	nodeInformer coreinformers.NodeInformer, tappInformer tappinformers.TAppInformer,
+	classInformer storageinformers.StorageClassInformer, nodeInformer coreinformers.NodeInformer, tappInformer tappinformers.TAppInformer,
 	revisionInformer appsinformers.ControllerRevisionInformer, recorder record.EventRecorder,
 	clk clock.WithTicker) (*Controller, error) {
 	c := &Controller{
@@ -94,6 +97,7 @@ func NewController(kubeClient, podStatusClient kubernetes.Interface, client vers
 		pods:       podInformer.Lister(),
 		podIndex:   podInformer.Informer().GetIndexer(),
 		claims:     claimInformer.Lister(),
+		classes:    classInformer.Lister(),
 		nodes:      nodeInformer.Lister(),
 		revisions:  revisionInformer.Lister(),
 		recorder:   recorder,
@@ -126,7 +130,10 @@ func NewController(kubeClient, podStatusClient kubernetes.Interface, client vers
 			AddFunc: c.podAdded, UpdateFunc: c.podUpdated, DeleteFunc: c.podDeleted,
 		}),
 		c.loop.Watch(claimInformer.Informer(), cache.ResourceEventHandlerFuncs{
-			AddFunc: c.claimChanged, UpdateFunc: func(_, obj any) { c.claimChanged(obj) },
+			AddFunc: c.claimChanged, UpdateFunc: func(_, obj any) { c.claimChanged(obj) }, DeleteFunc: c.claimDeleted,
+		}),
+		c.loop.Watch(classInformer.Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc: c.storageClassChanged, UpdateFunc: func(_, obj any) { c.storageClassChanged(obj) },
 		}),
 		c.loop.Watch(nodeInformer.Informer(), cache.ResourceEventHandlerFuncs{
 			UpdateFunc: c.nodeUpdated, DeleteFunc: c.nodeDeleted,
@@ -269,14 +276,37 @@ func (c *Controller) podDeleted(obj any) {
 	c.queue.Add(key)
 }
 
+// claimDeleted enqueues the TApps whose claims follow their templates and of which the claim was an
+// instance claim: an instance whose claim is recreated waits for the old one to be gone.
+func (c *Controller) claimDeleted(obj any) {
+	if claim, ok := workloop.Deleted[*corev1.PersistentVolumeClaim](obj); ok {
+		c.enqueueFollowing(claim)
+	}
+}
+
+// enqueueFollowing enqueues the TApps of the claim's namespace whose claims follow their templates
+// (spec.volumeClaimUpdateStrategy.type set) and whose instance claim it is, whatever its labels.
+func (c *Controller) enqueueFollowing(claim *corev1.PersistentVolumeClaim) {
+	tapps, err := c.tapps.TApps(claim.Namespace).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, tapp := range tapps {
+		if policy.VolumeClaimUpdateType(tapp) != "" && policy.IsInstanceClaim(tapp, claim.Name) {
+			c.loop.Enqueue(tapp)
+		}
+	}
+}
+
 // claimChanged enqueues the TApp that controls a claim, or, for an orphan claim, the TApps whose selector
-// matches it (they may adopt it).
+// matches it (they may adopt it) and those whose instance claim it is (enqueueFollowing).
 func (c *Controller) claimChanged(obj any) {
 	claim, ok := obj.(*corev1.PersistentVolumeClaim)
 	if !ok {
 		return
 	}
 	if metav1.GetControllerOfNoCopy(claim) == nil {
+		c.enqueueFollowing(claim)
 		tapps, err := c.tapps.TApps(claim.Namespace).List(labels.Everything())
 		if err != nil {
 			return
@@ -296,6 +326,44 @@ func (c *Controller) claimChanged(obj any) {
 			c.loop.Enqueue(tapp)
 		}
 	}
+}
+
+// storageClassChanged enqueues the TApps whose claims follow their templates
+// (spec.volumeClaimUpdateStrategy.type set): whether a class allows expansion decides their plans.
+func (c *Controller) storageClassChanged(any) {
+	tapps, err := c.tapps.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, tapp := range tapps {
+		if policy.VolumeClaimUpdateType(tapp) != "" && len(tapp.Spec.VolumeClaimTemplates) > 0 {
+			c.loop.Enqueue(tapp)
+		}
+	}
+}
+
+// storage is what the policy needs of the TApp's claims and the cluster's storage classes while its
+// claims follow their templates (spec.volumeClaimUpdateStrategy.type set): the cached claims of its namespace
+// named as its instances' claims (whatever their labels: a selector of matchExpressions alone does not put
+// its labels on the claims), and whether each class allows volume expansion.
+func (c *Controller) storage(tapp *tkestackv1.TApp) policy.Storage {
+	if policy.VolumeClaimUpdateType(tapp) == "" || len(tapp.Spec.VolumeClaimTemplates) == 0 {
+		return policy.Storage{}
+	}
+	s := policy.Storage{Expansion: map[string]bool{}}
+	if all, err := c.claims.PersistentVolumeClaims(tapp.Namespace).List(labels.Everything()); err == nil {
+		for _, claim := range all {
+			if policy.IsInstanceClaim(tapp, claim.Name) {
+				s.Claims = append(s.Claims, claim)
+			}
+		}
+	}
+	if classes, err := c.classes.List(labels.Everything()); err == nil {
+		for _, class := range classes {
+			s.Expansion[class.Name] = class.AllowVolumeExpansion != nil && *class.AllowVolumeExpansion
+		}
+	}
+	return s
 }
 
 // claimsOf returns the claims of the TApp's namespace it controls or its selector matches (cache objects:

@@ -63,7 +63,7 @@ func newHarness(t *testing.T, tapp *tkestackv1.TApp) *harness {
 	})
 	h.kubeInf = informers.NewSharedInformerFactory(h.kube, 0)
 	h.tappInf = externalversions.NewSharedInformerFactory(h.tapps, 0)
-	ctrl, err := NewController(h.kube, h.kube, h.tapps, h.kubeInf.Core().V1().Pods(), h.kubeInf.Core().V1().PersistentVolumeClaims(), h.kubeInf.Core().V1().Nodes(),
+	ctrl, err := NewController(h.kube, h.kube, h.tapps, h.kubeInf.Core().V1().Pods(), h.kubeInf.Core().V1().PersistentVolumeClaims(), h.kubeInf.Storage().V1().StorageClasses(), h.kubeInf.Core().V1().Nodes(),
 		h.tappInf.TKEStackApps().V1().TApps(), h.kubeInf.Apps().V1().ControllerRevisions(), h.recorder, h.clock)
 	if err != nil {
 		t.Fatal(err)

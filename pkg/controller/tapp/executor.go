@@ -2,6 +2,7 @@ package tapp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
@@ -49,6 +50,11 @@ func (c *Controller) execute(ctx context.Context, key string, tapp *tkestackv1.T
 		failures.Add(actions.Failure{Reason: ReasonTemplateNotFound, Message: msg})
 	}
 
+	// Claims first: an expansion is independent of the pods, and the claims of instances to create are
+	// expanded before their pods exist.
+	failures.Add(c.expandClaims(ctx, tapp, plan.ClaimExpansions)...)
+	failures.Add(c.deleteClaims(ctx, tapp, plan.ClaimDeletes)...)
+
 	// Deletions first: they free names that creations of the same instance need later.
 	deletes := make([]deletion, 0, len(plan.Deletes)+len(plan.ForceDeletes)+len(plan.Recreates))
 	for _, d := range plan.Deletes {
@@ -61,7 +67,8 @@ func (c *Controller) execute(ctx context.Context, key string, tapp *tkestackv1.T
 		deletes = append(deletes, deletion{podName: d.PodName, uid: d.UID, reason: string(d.Reason), id: d.ID, force: true})
 	}
 	for _, r := range plan.Recreates {
-		deletes = append(deletes, deletion{podName: r.PodName, uid: r.UID, reason: "Recreate", id: r.ID, template: r.Template, why: r.Reason})
+		deletes = append(deletes, deletion{podName: r.PodName, uid: r.UID, reason: "Recreate", id: r.ID, template: r.Template, why: r.Reason,
+			claimWhy: r.ClaimReason, claims: r.DeleteClaims})
 	}
 	workqueue.ParallelizeUntil(ctx, actions.MaxParallel, len(deletes), func(i int) {
 		if f := c.deletePod(ctx, key, tapp, deletes[i]); f != nil {
@@ -109,9 +116,13 @@ func (c *Controller) relabelRevision(ctx context.Context, key string, tapp *tkes
 type deletion struct {
 	podName, reason, id, template string
 	// why says why a change applied in place falls back to recreation (policy.Recreate Reason).
-	why   string
-	uid   types.UID
-	force bool
+	why string
+	// claimWhy says why the pod is recreated for its claims, and claims are the claims deleted once the
+	// pod's deletion is accepted (policy.Recreate ClaimReason and DeleteClaims).
+	claimWhy string
+	claims   []policy.ClaimRef
+	uid      types.UID
+	force    bool
 }
 
 func (c *Controller) deletePod(ctx context.Context, key string, tapp *tkestackv1.TApp, d deletion) *actions.Failure {
@@ -131,6 +142,15 @@ func (c *Controller) deletePod(ctx context.Context, key string, tapp *tkestackv1
 	}
 	if err != nil {
 		c.expectations.Lower(key, d.podName) // already gone, or replaced by a newer pod of that name
+		return nil
+	}
+	if d.claimWhy != "" {
+		c.recorder.Eventf(tapp, corev1.EventTypeNormal, ReasonRecreatingForClaims, "Deleted pod %s to recreate it: %s", d.podName, d.claimWhy)
+		for _, claim := range d.claims {
+			if f := c.deleteClaim(ctx, tapp, d.id, claim, "its pod is recreated with a new claim"); f != nil {
+				return f
+			}
+		}
 		return nil
 	}
 	switch {
@@ -538,4 +558,72 @@ func (c *Controller) progressInPlace(ctx context.Context, tapp *tkestackv1.TApp,
 		}
 	})
 	return failures.List()
+}
+
+// expandClaims raises the storage request of the plan's claims (policy.ClaimExpansions), each with one patch
+// bound to the claim's UID. A refusal of the API server (403: its PersistentVolumeClaimResize admission
+// refuses a class that does not allow expansion; 422 when the claim's class or volume refuses it) is told
+// by an Event and not retried: the claim is left as it is, the condition reports it. Claims gone or replaced
+// meanwhile are skipped.
+func (c *Controller) expandClaims(ctx context.Context, tapp *tkestackv1.TApp, expansions []policy.ClaimExpansion) []actions.Failure {
+	var failures actions.Failures
+	workqueue.ParallelizeUntil(ctx, actions.MaxParallel, len(expansions), func(i int) {
+		e := expansions[i]
+		patch, err := json.Marshal(map[string]any{
+			"metadata": map[string]any{"uid": e.UID},
+			"spec":     map[string]any{"resources": map[string]any{"requests": map[string]any{string(corev1.ResourceStorage): e.Storage.String()}}},
+		})
+		if err == nil {
+			_, err = c.kubeClient.CoreV1().PersistentVolumeClaims(tapp.Namespace).Patch(ctx, e.Name, types.StrategicMergePatchType, patch,
+				metav1.PatchOptions{FieldManager: fieldManager})
+			metrics.CountAction("expand-claim", err)
+		}
+		switch {
+		case err == nil:
+			c.recorder.Eventf(tapp, corev1.EventTypeNormal, ReasonClaimExpanding, "Expanding claim %s of instance %s from %s to %s (claim template %s)",
+				e.Name, e.ID, e.From.String(), e.Storage.String(), e.Template)
+		case ownership.Gone(err):
+		case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
+			c.recorder.Eventf(tapp, corev1.EventTypeWarning, ReasonExpansionNotAllowed, "Claim %s of instance %s cannot be expanded to %s; it is left as it is: %v",
+				e.Name, e.ID, e.Storage.String(), err)
+		default:
+			msg := fmt.Sprintf("expand claim %s of instance %s to %s: %v", e.Name, e.ID, e.Storage.String(), err)
+			c.recorder.Event(tapp, corev1.EventTypeWarning, ReasonFailedClaimExpansion, msg)
+			failures.Add(actions.Failure{Reason: ReasonFailedClaimExpansion, Message: msg, Retry: true})
+		}
+	})
+	return failures.List()
+}
+
+// deleteClaims deletes the plan's claims of instances without a pod that are recreated
+// (onIncompatibleChange: Recreate).
+func (c *Controller) deleteClaims(ctx context.Context, tapp *tkestackv1.TApp, deletes []policy.ClaimDelete) []actions.Failure {
+	var failures actions.Failures
+	workqueue.ParallelizeUntil(ctx, actions.MaxParallel, len(deletes), func(i int) {
+		d := deletes[i]
+		if f := c.deleteClaim(ctx, tapp, d.ID, d.ClaimRef, d.Field+" differs from its template"); f != nil {
+			failures.Add(*f)
+		}
+	})
+	return failures.List()
+}
+
+// deleteClaim deletes one claim of instance id with a UID precondition, so that a newer claim of the same
+// name is never hit, and tells why with an Event.
+func (c *Controller) deleteClaim(ctx context.Context, tapp *tkestackv1.TApp, id string, claim policy.ClaimRef, why string) *actions.Failure {
+	uid := claim.UID
+	err := c.kubeClient.CoreV1().PersistentVolumeClaims(tapp.Namespace).Delete(ctx, claim.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	metrics.CountAction("delete-claim", err)
+	switch {
+	case err == nil:
+		c.recorder.Eventf(tapp, corev1.EventTypeWarning, ReasonClaimRecreating,
+			"Deleted claim %s of instance %s to create it again from its template (%s; spec.volumeClaimUpdateStrategy.onIncompatibleChange: Recreate): its data is lost", claim.Name, id, why)
+		return nil
+	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+		return nil
+	default:
+		msg := fmt.Sprintf("delete claim %s of instance %s: %v", claim.Name, id, err)
+		c.recorder.Event(tapp, corev1.EventTypeWarning, ReasonFailedClaimDelete, msg)
+		return &actions.Failure{Reason: ReasonFailedClaimDelete, Message: msg, Retry: true}
+	}
 }

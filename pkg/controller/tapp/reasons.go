@@ -51,4 +51,26 @@ const (
 	ReasonFailedClaimOwner = "FailedClaimOwner"
 	// ReasonTemplatesPruned: unused templates were removed from spec.templatePool.
 	ReasonTemplatesPruned = "TemplatesPruned"
+	// ReasonClaimExpanding: a claim's storage request was raised to its template's
+	// (spec.volumeClaimUpdateStrategy).
+	ReasonClaimExpanding = "ClaimExpanding"
+	// ReasonFailedClaimExpansion: raising a claim's storage request failed (other than a refusal of the
+	// expansion itself).
+	ReasonFailedClaimExpansion = "FailedClaimExpansion"
+	// ReasonExpansionNotAllowed: a claim cannot be expanded: its storage class does not allow it (the
+	// VolumeClaimsUpdated condition turned ExpansionNotAllowed, or the API server refused the patch).
+	ReasonExpansionNotAllowed = "ExpansionNotAllowed"
+	// ReasonClaimResizeFailed: a claim's resize failed (the VolumeClaimsUpdated condition turned ResizeFailed).
+	ReasonClaimResizeFailed = "ClaimResizeFailed"
+	// ReasonClaimsIncompatible: claims no longer match their templates and the strategy refuses to recreate
+	// them (the VolumeClaimsUpdated condition turned Incompatible).
+	ReasonClaimsIncompatible = "ClaimsIncompatible"
+	// ReasonRecreatingForClaims: a pod is recreated to mount a new claim template's claim, or with claims
+	// being recreated.
+	ReasonRecreatingForClaims = "RecreatingForClaims"
+	// ReasonClaimRecreating: a claim that no longer matches its template is deleted to be created again
+	// (onIncompatibleChange: Recreate).
+	ReasonClaimRecreating = "ClaimRecreating"
+	// ReasonFailedClaimDelete: deleting such a claim failed.
+	ReasonFailedClaimDelete = "FailedClaimDelete"
 )

@@ -103,10 +103,11 @@ func (p *statusPacer) forget(key string) {
 // the status).
 func (c *Controller) writeStatus(ctx context.Context, key string, tapp *tkestackv1.TApp, plan *policy.Plan, revisions policy.Revisions, failures []actions.Failure) error {
 	now := c.clock.Now()
-	var paced time.Duration    // how long a progress-only write waits for the pace
-	var writing bool           // whether the last status computed was written
-	var deadline time.Duration // when the progress deadline of the last status computed passes
-	var exceeded string        // the Progressing message of a write that reports the deadline exceeded
+	var paced time.Duration              // how long a progress-only write waits for the pace
+	var writing bool                     // whether the last status computed was written
+	var deadline time.Duration           // when the progress deadline of the last status computed passes
+	var exceeded string                  // the Progressing message of a write that reports the deadline exceeded
+	var claimReason, claimMessage string // the Event of a write that turns VolumeClaimsUpdated to a problem
 	err := c.statusWritten.Write(ctx, c.client.TKEStackAppsV1().TApps(tapp.Namespace), key, tapp,
 		func(cur *tkestackv1.TApp) (*tkestackv1.TApp, bool) {
 			if cur.UID != tapp.UID || cur.Generation != tapp.Generation {
@@ -124,6 +125,7 @@ func (c *Controller) writeStatus(ctx context.Context, key string, tapp *tkestack
 				}
 			}
 			writing, exceeded = true, deadlineExceeded(&cur.Status, &status)
+			claimReason, claimMessage = claimsTransition(&cur.Status, &status)
 			updated := cur.DeepCopy()
 			updated.Status = status
 			return updated, true
@@ -134,6 +136,9 @@ func (c *Controller) writeStatus(ctx context.Context, key string, tapp *tkestack
 		c.statusPacer.wrote(key, now)
 		if exceeded != "" {
 			c.recorder.Event(tapp, corev1.EventTypeWarning, policy.ReasonProgressDeadlineExceeded, exceeded)
+		}
+		if claimReason != "" {
+			c.recorder.Event(tapp, corev1.EventTypeWarning, claimReason, claimMessage)
 		}
 	case paced > 0:
 		c.queue.AddAfter(key, paced)
@@ -155,4 +160,26 @@ func deadlineExceeded(cur, next *tkestackv1.TAppStatus) string {
 		return ""
 	}
 	return c.Message
+}
+
+// claimEventReasons are the Event reasons of the VolumeClaimsUpdated reasons told when the condition turns to
+// them.
+var claimEventReasons = map[string]string{
+	policy.ReasonExpansionNotAllowed: ReasonExpansionNotAllowed,
+	policy.ReasonResizeFailed:        ReasonClaimResizeFailed,
+	policy.ReasonClaimsIncompatible:  ReasonClaimsIncompatible,
+}
+
+// claimsTransition returns the Event reason and message when next's VolumeClaimsUpdated condition turns to a
+// reason that needs the user (a class without expansion, a failed resize, incompatible claims) and cur's
+// had another reason, so that the transition is told once; "" otherwise.
+func claimsTransition(cur, next *tkestackv1.TAppStatus) (string, string) {
+	c := meta.FindStatusCondition(next.Conditions, tkestackv1.TAppVolumeClaimsUpdated)
+	if c == nil || claimEventReasons[c.Reason] == "" {
+		return "", ""
+	}
+	if old := meta.FindStatusCondition(cur.Conditions, tkestackv1.TAppVolumeClaimsUpdated); old != nil && old.Reason == c.Reason {
+		return "", ""
+	}
+	return claimEventReasons[c.Reason], c.Message
 }

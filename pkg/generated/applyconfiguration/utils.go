@@ -78,6 +78,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &tkestackv1.TAppStatusApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("TAppUpdateStrategy"):
 		return &tkestackv1.TAppUpdateStrategyApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("TAppVolumeClaimStatus"):
+		return &tkestackv1.TAppVolumeClaimStatusApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("TAppVolumeClaimUpdateStrategy"):
+		return &tkestackv1.TAppVolumeClaimUpdateStrategyApplyConfiguration{}
 
 	}
 	return nil

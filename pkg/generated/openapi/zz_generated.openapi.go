@@ -62,6 +62,8 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1.TAppSpec{}.OpenAPIModelName():                                            schema_pkg_apis_tkestack_v1_TAppSpec(ref),
 		v1.TAppStatus{}.OpenAPIModelName():                                          schema_pkg_apis_tkestack_v1_TAppStatus(ref),
 		v1.TAppUpdateStrategy{}.OpenAPIModelName():                                  schema_pkg_apis_tkestack_v1_TAppUpdateStrategy(ref),
+		v1.TAppVolumeClaimStatus{}.OpenAPIModelName():                               schema_pkg_apis_tkestack_v1_TAppVolumeClaimStatus(ref),
+		v1.TAppVolumeClaimUpdateStrategy{}.OpenAPIModelName():                       schema_pkg_apis_tkestack_v1_TAppVolumeClaimUpdateStrategy(ref),
 		appsv1.ControllerRevision{}.OpenAPIModelName():                              schema_k8sio_api_apps_v1_ControllerRevision(ref),
 		appsv1.ControllerRevisionList{}.OpenAPIModelName():                          schema_k8sio_api_apps_v1_ControllerRevisionList(ref),
 		appsv1.DaemonSet{}.OpenAPIModelName():                                       schema_k8sio_api_apps_v1_DaemonSet(ref),
@@ -1560,6 +1562,12 @@ func schema_pkg_apis_tkestack_v1_TAppSpec(ref common.ReferenceCallback) common.O
 							Ref:         ref(v1.TAppPersistentVolumeClaimRetentionPolicy{}.OpenAPIModelName()),
 						},
 					},
+					"volumeClaimUpdateStrategy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeClaimUpdateStrategy says whether the existing claims of the instances follow changes of spec.volumeClaimTemplates. Unset (the default), they do not: a claim is created from its template once and never changed, as for a StatefulSet. With a type set:\n  - a storage increase (spec.resources.requests[storage] of a template raised) is applied by patching\n    each instance's claim (online expansion, no pod restarted), where the claim's storage class allows\n    volume expansion; where it does not, or the resize fails (ControllerResizeError, NodeResizeError),\n    the VolumeClaimsUpdated condition and an Event say so and nothing is deleted;\n  - a new claim template gets its claim, and the pod is recreated to mount it;\n  - any other change of a template that exists before and after the update (storage class, access\n    modes, volume mode, selector, data source, a storage decrease...) is refused (422 naming the field),\n    unless onIncompatibleChange is Recreate. Removing a template is allowed: the existing claims are\n    kept, and pods created afterwards no longer mount them.\nstatus.volumeClaims reports, per template, how many instances have a claim that matches it.",
+							Ref:         ref(v1.TAppVolumeClaimUpdateStrategy{}.OpenAPIModelName()),
+						},
+					},
 					"podManagementPolicy": {
 						SchemaProps: spec.SchemaProps{
 							Description: "PodManagementPolicy says how instances are created and removed. Parallel (the default) creates and deletes all the pods that are due at once. OrderedReady creates instance n only once instances 0..n-1 are Running and Ready, removes instances (scale-down, kills) in descending id order one at a time, each once the previous pod is gone, and updates one instance at a time, only while every other instance is Running and Ready.\n\nPossible enum values:\n - `\"OrderedReady\"` creates instances in ascending id order, each once the lower ones are Running and Ready, and removes them in descending order, one at a time.\n - `\"Parallel\"` creates and removes instances all at once.",
@@ -1588,7 +1596,7 @@ func schema_pkg_apis_tkestack_v1_TAppSpec(ref common.ReferenceCallback) common.O
 			},
 		},
 		Dependencies: []string{
-			v1.TAppPersistentVolumeClaimRetentionPolicy{}.OpenAPIModelName(), v1.TAppUpdateStrategy{}.OpenAPIModelName(), corev1.PersistentVolumeClaim{}.OpenAPIModelName(), corev1.PodTemplateSpec{}.OpenAPIModelName(), metav1.LabelSelector{}.OpenAPIModelName()},
+			v1.TAppPersistentVolumeClaimRetentionPolicy{}.OpenAPIModelName(), v1.TAppUpdateStrategy{}.OpenAPIModelName(), v1.TAppVolumeClaimUpdateStrategy{}.OpenAPIModelName(), corev1.PersistentVolumeClaim{}.OpenAPIModelName(), corev1.PodTemplateSpec{}.OpenAPIModelName(), metav1.LabelSelector{}.OpenAPIModelName()},
 	}
 }
 
@@ -1728,12 +1736,34 @@ func schema_pkg_apis_tkestack_v1_TAppStatus(ref common.ReferenceCallback) common
 							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
+					"volumeClaims": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"volumeClaimName",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeClaims reports, while spec.volumeClaimUpdateStrategy.type is set, for every claim template how many wanted instances have a claim that matches it and how many of those claims are ready.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1.TAppVolumeClaimStatus{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
 				},
 				Required: []string{"replicas"},
 			},
 		},
 		Dependencies: []string{
-			metav1.Condition{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
+			v1.TAppVolumeClaimStatus{}.OpenAPIModelName(), metav1.Condition{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
 	}
 }
 
@@ -1783,6 +1813,73 @@ func schema_pkg_apis_tkestack_v1_TAppUpdateStrategy(ref common.ReferenceCallback
 		},
 		Dependencies: []string{
 			v1.ForceUpdateStrategy{}.OpenAPIModelName(), intstr.IntOrString{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_tkestack_v1_TAppVolumeClaimStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TAppVolumeClaimStatus is the state of the instances' claims of one claim template.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"volumeClaimName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeClaimName is the name of the claim template (spec.volumeClaimTemplates[].metadata.name).",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"compatibleReplicas": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CompatibleReplicas is the number of wanted instances whose claim of this template exists and matches it: same storage class (when the template names one), access modes and volume mode, and a storage request at least the template's.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"compatibleReadyReplicas": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CompatibleReadyReplicas is the number of those claims that are bound, have a capacity at least the template's storage request, and no resize in progress or failed.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+				Required: []string{"volumeClaimName", "compatibleReplicas", "compatibleReadyReplicas"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_tkestack_v1_TAppVolumeClaimUpdateStrategy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TAppVolumeClaimUpdateStrategy says how the existing claims of the instances follow spec.volumeClaimTemplates.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Type is OnPodRollingUpdate or OnDelete. Unset, the claims never follow their templates (the behaviour of a TApp without this strategy), and nothing else of this strategy applies.\n\nPossible enum values:\n - `\"OnDelete\"` : the claims of an instance follow the templates only when its pod is created again for another reason (deleted by a user, recreated by an update, revived after Killed): before the new pod is created, a missing claim is created, a storage increase is patched and, with onIncompatibleChange Recreate, an incompatible claim is deleted and created again.\n - `\"OnPodRollingUpdate\"` : the claims follow the templates through the rolling update, within the budgets of spec.updateStrategy (maxUnavailable for instances on the rolling template, forceUpdate.maxUnavailable for the others), in ascending id order, and not while paused nor below the partition. An instance whose claim is being resized (or whose resize failed, until it recovers) counts as unavailable, so at most maxUnavailable instances resize at once.",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"OnDelete", "OnPodRollingUpdate"},
+						},
+					},
+					"onIncompatibleChange": {
+						SchemaProps: spec.SchemaProps{
+							Description: "OnIncompatibleChange is Refuse (what an unset value means) or Recreate. Refuse: a change of a claim template other than a storage increase is refused by the API server. Recreate: it is accepted, and each claim that no longer matches its template is deleted with its pod and both are created again: the claim's data is lost. Example: {\"type\": \"OnPodRollingUpdate\", \"onIncompatibleChange\": \"Recreate\"}.\n\nPossible enum values:\n - `\"Recreate\"` accepts it, and deletes each instance's claim that no longer matches its template together with its pod, when the strategy's type says the instance is updated; both are then created again. The claim's data is lost.\n - `\"Refuse\"` refuses such a change of spec.volumeClaimTemplates (422).",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Recreate", "Refuse"},
+						},
+					},
+				},
+			},
+		},
 	}
 }
 

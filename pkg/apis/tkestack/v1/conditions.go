@@ -17,3 +17,10 @@ const (
 	// holding an instance's name, a missing template); its message is the API's message.
 	TAppReplicaFailure = "ReplicaFailure"
 )
+
+// TAppVolumeClaimsUpdated is set while spec.volumeClaimUpdateStrategy.type is set: True (reason Updated)
+// when every wanted instance's claims match their templates and are ready; False with reason Updating while
+// claims are being created, resized or recreated, ExpansionNotAllowed when a claim's storage class does not
+// allow volume expansion, ResizeFailed when a resize fails, Incompatible when a claim no longer matches its
+// template and the strategy refuses to recreate it.
+const TAppVolumeClaimsUpdated = "VolumeClaimsUpdated"

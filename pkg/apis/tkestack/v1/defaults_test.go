@@ -224,4 +224,18 @@ func TestDefaultsLeaveTheOptionalRolloutFieldsUnset(t *testing.T) {
 	if tapp.Spec.SpreadPolicy != "" {
 		t.Errorf("spreadPolicy defaulted to %q, want unset", tapp.Spec.SpreadPolicy)
 	}
+	if tapp.Spec.VolumeClaimUpdateStrategy != nil {
+		t.Errorf("volumeClaimUpdateStrategy defaulted to %+v, want unset", *tapp.Spec.VolumeClaimUpdateStrategy)
+	}
+}
+
+// TestDefaultsKeepVolumeClaimUpdateStrategyAsWritten: neither the type nor onIncompatibleChange is defaulted
+// (an empty onIncompatibleChange means Refuse), so what a user applies is what they read back.
+func TestDefaultsKeepVolumeClaimUpdateStrategyAsWritten(t *testing.T) {
+	tapp := minimalTApp()
+	tapp.Spec.VolumeClaimUpdateStrategy = &v1.TAppVolumeClaimUpdateStrategy{Type: v1.OnDeleteVolumeClaimUpdateStrategyType}
+	got := defaulted(t, tapp).Spec.VolumeClaimUpdateStrategy
+	if got == nil || *got != (v1.TAppVolumeClaimUpdateStrategy{Type: v1.OnDeleteVolumeClaimUpdateStrategyType}) {
+		t.Errorf("volumeClaimUpdateStrategy = %+v, want only type OnDelete", got)
+	}
 }

@@ -124,6 +124,22 @@ type TAppSpec struct {
 	// +optional
 	PersistentVolumeClaimRetentionPolicy *TAppPersistentVolumeClaimRetentionPolicy `json:"persistentVolumeClaimRetentionPolicy,omitempty"`
 
+	// VolumeClaimUpdateStrategy says whether the existing claims of the instances follow changes of
+	// spec.volumeClaimTemplates. Unset (the default), they do not: a claim is created from its template once
+	// and never changed, as for a StatefulSet. With a type set:
+	//   - a storage increase (spec.resources.requests[storage] of a template raised) is applied by patching
+	//     each instance's claim (online expansion, no pod restarted), where the claim's storage class allows
+	//     volume expansion; where it does not, or the resize fails (ControllerResizeError, NodeResizeError),
+	//     the VolumeClaimsUpdated condition and an Event say so and nothing is deleted;
+	//   - a new claim template gets its claim, and the pod is recreated to mount it;
+	//   - any other change of a template that exists before and after the update (storage class, access
+	//     modes, volume mode, selector, data source, a storage decrease...) is refused (422 naming the field),
+	//     unless onIncompatibleChange is Recreate. Removing a template is allowed: the existing claims are
+	//     kept, and pods created afterwards no longer mount them.
+	// status.volumeClaims reports, per template, how many instances have a claim that matches it.
+	// +optional
+	VolumeClaimUpdateStrategy *TAppVolumeClaimUpdateStrategy `json:"volumeClaimUpdateStrategy,omitempty"`
+
 	// PodManagementPolicy says how instances are created and removed. Parallel (the default) creates and
 	// deletes all the pods that are due at once. OrderedReady creates instance n only once instances
 	// 0..n-1 are Running and Ready, removes instances (scale-down, kills) in descending id order one at a
@@ -201,6 +217,54 @@ type TAppPersistentVolumeClaimRetentionPolicy struct {
 	// deleted once the pod is gone. Claims of instances that are killed are kept.
 	// +optional
 	WhenScaled PersistentVolumeClaimRetentionPolicyType `json:"whenScaled,omitempty"`
+}
+
+// VolumeClaimUpdateStrategyType says when the existing claims of a TApp follow spec.volumeClaimTemplates:
+// OnPodRollingUpdate or OnDelete.
+// +enum
+type VolumeClaimUpdateStrategyType string
+
+const (
+	// OnPodRollingUpdateVolumeClaimUpdateStrategyType: the claims follow the templates through the rolling
+	// update, within the budgets of spec.updateStrategy (maxUnavailable for instances on the rolling
+	// template, forceUpdate.maxUnavailable for the others), in ascending id order, and not while paused nor
+	// below the partition. An instance whose claim is being resized (or whose resize failed, until it
+	// recovers) counts as unavailable, so at most maxUnavailable instances resize at once.
+	OnPodRollingUpdateVolumeClaimUpdateStrategyType VolumeClaimUpdateStrategyType = "OnPodRollingUpdate"
+	// OnDeleteVolumeClaimUpdateStrategyType: the claims of an instance follow the templates only when its pod
+	// is created again for another reason (deleted by a user, recreated by an update, revived after Killed):
+	// before the new pod is created, a missing claim is created, a storage increase is patched and, with
+	// onIncompatibleChange Recreate, an incompatible claim is deleted and created again.
+	OnDeleteVolumeClaimUpdateStrategyType VolumeClaimUpdateStrategyType = "OnDelete"
+)
+
+// VolumeClaimIncompatibleChangePolicy says what happens to a claim whose template changed in a way an
+// existing claim cannot follow: Refuse or Recreate.
+// +enum
+type VolumeClaimIncompatibleChangePolicy string
+
+const (
+	// RefuseVolumeClaimIncompatibleChange refuses such a change of spec.volumeClaimTemplates (422).
+	RefuseVolumeClaimIncompatibleChange VolumeClaimIncompatibleChangePolicy = "Refuse"
+	// RecreateVolumeClaimIncompatibleChange accepts it, and deletes each instance's claim that no longer
+	// matches its template together with its pod, when the strategy's type says the instance is updated;
+	// both are then created again. The claim's data is lost.
+	RecreateVolumeClaimIncompatibleChange VolumeClaimIncompatibleChangePolicy = "Recreate"
+)
+
+// TAppVolumeClaimUpdateStrategy says how the existing claims of the instances follow spec.volumeClaimTemplates.
+type TAppVolumeClaimUpdateStrategy struct {
+	// Type is OnPodRollingUpdate or OnDelete. Unset, the claims never follow their templates (the behaviour
+	// of a TApp without this strategy), and nothing else of this strategy applies.
+	// +optional
+	Type VolumeClaimUpdateStrategyType `json:"type,omitempty"`
+
+	// OnIncompatibleChange is Refuse (what an unset value means) or Recreate. Refuse: a change of a claim
+	// template other than a storage increase is refused by the API server. Recreate: it is accepted, and
+	// each claim that no longer matches its template is deleted with its pod and both are created again:
+	// the claim's data is lost. Example: {"type": "OnPodRollingUpdate", "onIncompatibleChange": "Recreate"}.
+	// +optional
+	OnIncompatibleChange VolumeClaimIncompatibleChangePolicy `json:"onIncompatibleChange,omitempty"`
 }
 
 // TAppUpdateStrategy controls how template changes are rolled out.
@@ -309,6 +373,28 @@ type TAppStatus struct {
 	// spec.progressDeadlineSeconds from it, and keeps it only while that field is set.
 	// +optional
 	LastProgressTime *metav1.Time `json:"lastProgressTime,omitempty"`
+
+	// VolumeClaims reports, while spec.volumeClaimUpdateStrategy.type is set, for every claim template how
+	// many wanted instances have a claim that matches it and how many of those claims are ready.
+	// +optional
+	// +listType=map
+	// +listMapKey=volumeClaimName
+	VolumeClaims []TAppVolumeClaimStatus `json:"volumeClaims,omitempty"`
+}
+
+// TAppVolumeClaimStatus is the state of the instances' claims of one claim template.
+type TAppVolumeClaimStatus struct {
+	// VolumeClaimName is the name of the claim template (spec.volumeClaimTemplates[].metadata.name).
+	VolumeClaimName string `json:"volumeClaimName"`
+
+	// CompatibleReplicas is the number of wanted instances whose claim of this template exists and matches
+	// it: same storage class (when the template names one), access modes and volume mode, and a storage
+	// request at least the template's.
+	CompatibleReplicas int32 `json:"compatibleReplicas"`
+
+	// CompatibleReadyReplicas is the number of those claims that are bound, have a capacity at least the
+	// template's storage request, and no resize in progress or failed.
+	CompatibleReadyReplicas int32 `json:"compatibleReadyReplicas"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -55,3 +55,13 @@ func (in TAppStatus) OpenAPIModelName() string {
 func (in TAppUpdateStrategy) OpenAPIModelName() string {
 	return "io.tkestack.apps.v1.TAppUpdateStrategy"
 }
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TAppVolumeClaimStatus) OpenAPIModelName() string {
+	return "io.tkestack.apps.v1.TAppVolumeClaimStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TAppVolumeClaimUpdateStrategy) OpenAPIModelName() string {
+	return "io.tkestack.apps.v1.TAppVolumeClaimUpdateStrategy"
+}

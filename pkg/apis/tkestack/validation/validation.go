@@ -101,6 +101,7 @@ func ValidateTAppUpdate(newTApp, oldTApp *tkestack.TApp) field.ErrorList {
 	allErrs = append(allErrs, validateTAppSpecAndNames(newTApp)...)
 	allErrs = append(allErrs, apimachineryvalidation.ValidateImmutableField(newTApp.Spec.Selector, oldTApp.Spec.Selector,
 		field.NewPath("spec", "selector"))...)
+	allErrs = append(allErrs, validateClaimTemplateUpdate(&newTApp.Spec, &oldTApp.Spec, field.NewPath("spec", "volumeClaimTemplates"))...)
 	return errorlimit.Limit(allErrs)
 }
 
@@ -178,6 +179,7 @@ func validateRolloutControls(spec *tkestack.TAppSpec, fldPath *field.Path) field
 			fldPath.Child("revisionHistoryLimit"))...)
 	}
 	allErrs = append(allErrs, validateClaimRetentionPolicy(spec.PersistentVolumeClaimRetentionPolicy, fldPath.Child("persistentVolumeClaimRetentionPolicy"))...)
+	allErrs = append(allErrs, validateVolumeClaimUpdateStrategy(spec.VolumeClaimUpdateStrategy, fldPath.Child("volumeClaimUpdateStrategy"))...)
 	// Empty only in objects built without the defaults (Parallel).
 	if policies := []string{string(tkestack.ParallelPodManagement), string(tkestack.OrderedReadyPodManagement)}; spec.PodManagementPolicy != "" && !sets.New(policies...).Has(string(spec.PodManagementPolicy)) {
 		allErrs = append(allErrs, field.NotSupported(fldPath.Child("podManagementPolicy"), spec.PodManagementPolicy, policies))
@@ -570,6 +572,7 @@ func validateTAppStatus(status *tkestack.TAppStatus, fldPath *field.Path) field.
 		allErrs = append(allErrs, field.NotSupported(fldPath.Child("appStatus"), status.AppStatus, SupportedAppStatuses))
 	}
 	allErrs = append(allErrs, metav1validation.ValidateConditions(status.Conditions, fldPath.Child("conditions"))...)
+	allErrs = append(allErrs, validateVolumeClaimStatuses(status.VolumeClaims, fldPath.Child("volumeClaims"))...)
 	if status.CollisionCount != nil {
 		allErrs = append(allErrs, apimachineryvalidation.ValidateNonnegativeField(int64(*status.CollisionCount), fldPath.Child("collisionCount"))...)
 	}

@@ -74,6 +74,12 @@ type Recreate struct {
 	// Reason, when set, says why a change that was applied in place falls back to recreation (a resize
 	// the kubelet marks infeasible).
 	Reason string
+	// ClaimReason, when set, says why the pod is recreated for its claims
+	// (spec.volumeClaimUpdateStrategy: a claim template it does not mount, claims to recreate).
+	ClaimReason string
+	// DeleteClaims are the instance's claims deleted after its pod (onIncompatibleChange: Recreate); the
+	// instance is created again, with new claims, once they are gone.
+	DeleteClaims []ClaimRef
 }
 
 // Conflict is a pod that holds the name of a wanted instance but is not controlled by this TApp (a
@@ -147,6 +153,13 @@ type Plan struct {
 	Conflicts []Conflict
 	// Errors are instances that cannot be acted on.
 	Errors []InstanceError
+	// ClaimExpansions are claims whose storage request is raised to their template's
+	// (spec.volumeClaimUpdateStrategy), in ascending id order, then by claim name. The executor applies them
+	// before it creates pods.
+	ClaimExpansions []ClaimExpansion
+	// ClaimDeletes are claims of instances without a pod deleted to be created again
+	// (onIncompatibleChange: Recreate), in ascending id order, then by claim name.
+	ClaimDeletes []ClaimDelete
 	// RequeueAfter, when > 0, is when a pending force deletion becomes due, or a ready pod becomes
 	// available (spec.minReadySeconds).
 	RequeueAfter time.Duration
@@ -215,16 +228,45 @@ func ComputePlan(tapp *tkestackv1.TApp, pods []*corev1.Pod, nodes NodeLookup, no
 //     one of them but carries another value is relabelled (RevisionLabels), without restart or budget;
 //   - deletions (scale-down, kills, migrations, strays, force deletions) are unchanged.
 func ComputePlanWithRevisions(tapp *tkestackv1.TApp, revisions Revisions, pods []*corev1.Pod, nodes NodeLookup, now time.Time) *Plan {
+	return ComputePlanWithStorage(tapp, revisions, Storage{}, pods, nodes, now)
+}
+
+// ComputePlanWithStorage is ComputePlanWithRevisions for a TApp whose claims and storage classes are known
+// (storage). While spec.volumeClaimUpdateStrategy.type is set, the instances' claims follow
+// spec.volumeClaimTemplates (unset, storage is not looked at and the plan is ComputePlanWithRevisions'):
+//   - a claim matches its template when it has the template's storage class (when the template names
+//     one), access modes, volume mode and selector; one that does not is incompatible. A claim controlled
+//     by another object is never touched;
+//   - when an instance's pod is about to be created (Creates), whatever the type, and the instance is not
+//     held: its claims whose storage request is below the template's are expanded first
+//     (ClaimExpansions), unless their storage class does not allow expansion; with onIncompatibleChange
+//     Recreate its incompatible claims are deleted (ClaimDeletes) and the pod is created once they are
+//     gone; while one of its claims is being deleted, the pod is not created;
+//   - OnPodRollingUpdate: the live pods of instances that are not held are acted on within the update
+//     budgets, like template updates and together with them: a pod without the volume of a claim template
+//     is recreated (its claim is created with the new pod); with onIncompatibleChange Recreate, a pod with
+//     incompatible claims is recreated and the claims deleted after it (Recreate.DeleteClaims); claims
+//     whose request is below the template's are expanded (ClaimExpansions), without touching a pod that
+//     needs nothing else. An instance whose claim is being resized (or failed to) is unavailable for the
+//     budgets, so at most maxUnavailable instances resize at once;
+//   - Status.VolumeClaims and Status.VolumeClaimsCondition report the wanted instances' claims.
+func ComputePlanWithStorage(tapp *tkestackv1.TApp, revisions Revisions, storage Storage, pods []*corev1.Pod, nodes NodeLookup, now time.Time) *Plan {
 	owned, strays, byName, adopt, release := classify(tapp, pods)
 	templates := newTemplateCache(tapp)
 	templates.revision = revisions.Update
 	p := &planner{tapp: tapp, nodes: nodes, now: now, templates: templates}
+	if VolumeClaimUpdateType(tapp) != "" {
+		p.claimIdx = newClaimIndex(tapp, storage)
+	}
 	if cur := revisions.currentTApp(tapp); cur != nil {
 		p.current = newTemplateCache(cur)
 		p.current.revision = revisions.Current
 	}
 	p.plan.templates, p.plan.current, p.plan.tapp = p.templates, p.current, tapp
 	p.plan.Status = computeStatus(tapp, owned, p.templates, now)
+	if p.claimIdx != nil {
+		p.plan.Status.VolumeClaims, p.plan.Status.VolumeClaimsCondition = claimsStatus(tapp, p.claimIdx, owned)
+	}
 	if tapp.DeletionTimestamp != nil {
 		return &p.plan
 	}
@@ -237,6 +279,7 @@ func ComputePlanWithRevisions(tapp *tkestackv1.TApp, revisions Revisions, pods [
 	sort.Slice(plan.Errors, func(i, j int) bool { return ordinal(plan.Errors[i].ID) < ordinal(plan.Errors[j].ID) })
 	plan.Deletes = sortDeletes(p.deletes)
 	plan.ForceDeletes = sortDeletes(p.forceDeletes)
+	sortClaimWork(plan)
 	return plan
 }
 
@@ -249,6 +292,8 @@ type planner struct {
 	current               *templateCache
 	plan                  Plan
 	deletes, forceDeletes []deleteItem
+	// claimIdx holds the TApp's claims while spec.volumeClaimUpdateStrategy.type is set; nil otherwise.
+	claimIdx *claimIndex
 }
 
 // ownership records the adoptions and releases, and returns the names of the pods being adopted.
@@ -316,6 +361,9 @@ func (p *planner) instances(owned map[int]*corev1.Pod, strays []*corev1.Pod) ([]
 		} else if wait > 0 {
 			p.requeueAfter(wait) // the budget grows when the pod has been ready long enough
 		}
+		if claimsFollowRollingUpdate(tapp) && p.claimIdx.instance(id, pod).resizing {
+			delete(available, n) // a claim being resized takes a slot of the budget
+		}
 		t := p.templates.forID(id)
 		if HoldsInstance(tapp, n) {
 			p.held(id, pod, t)
@@ -326,11 +374,12 @@ func (p *planner) instances(owned map[int]*corev1.Pod, strays []*corev1.Pod) ([]
 			continue
 		}
 		if reason := resizeInfeasible(pod); reason != "" {
-			candidates = append(candidates, candidate{n: n, pod: pod, template: t, recreateReason: reason})
+			candidates = p.withClaims(candidates, &candidate{n: n, pod: pod, template: t, recreateReason: reason}, n, pod, t)
 			continue
 		}
 		if pod.Labels[tkestack.TemplateHashLabel] == t.hash {
 			p.revisionLabel(id, pod, t)
+			candidates = p.withClaims(candidates, nil, n, pod, t)
 			continue
 		}
 		inPlace := pod.Labels[tkestack.UniqHashLabel] == t.uniq || t.resizable(pod)
@@ -340,12 +389,13 @@ func (p *planner) instances(owned map[int]*corev1.Pod, strays []*corev1.Pod) ([]
 			if match == RunsTemplate {
 				if u, ok := t.inPlaceUpdate(id, pod); ok && len(u.Images) == 0 {
 					p.plan.Relabels = append(p.plan.Relabels, u)
+					candidates = p.withClaims(candidates, nil, n, pod, t)
 					continue
 				}
 			}
 			inPlace = match == ImagesDiffer
 		}
-		candidates = append(candidates, candidate{n: n, pod: pod, template: t, inPlace: inPlace})
+		candidates = p.withClaims(candidates, &candidate{n: n, pod: pod, template: t, inPlace: inPlace}, n, pod, t)
 	}
 	return candidates, available
 }
@@ -435,6 +485,9 @@ func (p *planner) creates(owned map[int]*corev1.Pod, byName map[string]*corev1.P
 			p.plan.Errors = append(p.plan.Errors, InstanceError{ID: id, Template: t.name, Message: t.err.Error()})
 			continue
 		}
+		if p.claimIdx != nil && !HoldsInstance(tapp, n) && !p.claimsAtCreate(id) {
+			continue // its claims are being deleted first
+		}
 		p.plan.Creates = append(p.plan.Creates, id)
 	}
 }
@@ -479,13 +532,18 @@ func (p *planner) updates(candidates []candidate, available map[int]bool) {
 	sort.Slice(acted, func(i, j int) bool { return acted[i].n < acted[j].n })
 	for _, c := range acted {
 		id := idString(c.n)
+		p.actOnClaims(c)
+		if c.claimOnly {
+			continue
+		}
 		if c.inPlace {
 			if u, ok := c.template.inPlaceUpdate(id, c.pod); ok {
 				p.plan.InPlaceUpdates = append(p.plan.InPlaceUpdates, u)
 				continue
 			}
 		}
-		p.plan.Recreates = append(p.plan.Recreates, Recreate{ID: id, PodName: c.pod.Name, UID: c.pod.UID, Template: c.template.name, Reason: c.recreateReason})
+		p.plan.Recreates = append(p.plan.Recreates, Recreate{ID: id, PodName: c.pod.Name, UID: c.pod.UID, Template: c.template.name, Reason: c.recreateReason,
+			ClaimReason: c.claimReason, DeleteClaims: recreateClaims(tapp, c)})
 	}
 }
 
@@ -517,6 +575,12 @@ type candidate struct {
 	inPlace bool
 	// recreateReason: the pod is recreated because its in-place resize cannot be done (resizeInfeasible).
 	recreateReason string
+	// claims is the instance's claim state (spec.volumeClaimUpdateStrategy OnPodRollingUpdate), nil otherwise.
+	claims *instanceClaims
+	// claimOnly: only the claims need work (expansions); the pod is left alone.
+	claimOnly bool
+	// claimReason: the pod is recreated for its claims (instanceClaims.recreatePod).
+	claimReason string
 }
 
 type deleteItem struct {

@@ -180,3 +180,165 @@ func checkPlanActions(tapp *tkestackv1.TApp, pods []*corev1.Pod, plan *Plan) err
 	}
 	return nil
 }
+
+// FuzzComputePlanWithClaims gives ComputePlanWithStorage a TApp the API would accept, with claim templates
+// and spec.volumeClaimUpdateStrategy, arbitrary pods and claims, and storage classes that do or do not allow
+// expansion. It must never panic, and every claim action must be one the controller may take
+// (checkClaimActions), besides the pod actions of FuzzComputePlan.
+func FuzzComputePlanWithClaims(f *testing.F) {
+	tapp := newTApp(3)
+	tapp.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{claimTemplate("data", "4Gi")}
+	tapp.Spec.VolumeClaimUpdateStrategy = &tkestackv1.TAppVolumeClaimUpdateStrategy{Type: tkestackv1.OnPodRollingUpdateVolumeClaimUpdateStrategyType}
+	var pods []*corev1.Pod
+	var claims []*corev1.PersistentVolumeClaim
+	for _, id := range []string{"0", "1", "2"} {
+		pods = append(pods, mustPod(f, tapp, id))
+		c := NewPVCs(tapp, id)[0]
+		c.UID = types.UID("claim-" + id)
+		setStorage(c, "2Gi", "2Gi")
+		c.Status.Phase = corev1.ClaimBound
+		claims = append(claims, c)
+	}
+	claims[1].Spec.StorageClassName = ptr.To("other")                                             // incompatible
+	claims[2].DeletionTimestamp = &metav1.Time{Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} // terminating
+	marshal := func(v any) []byte {
+		out, err := json.Marshal(v)
+		if err != nil {
+			f.Fatal(err)
+		}
+		return out
+	}
+	f.Add(marshal(tapp), marshal(pods), marshal(claims), uint8(0))
+	f.Add(marshal(tapp), marshal(pods[:1]), marshal(claims), uint8(1))
+	recreate := tapp.DeepCopy()
+	recreate.Spec.VolumeClaimUpdateStrategy = &tkestackv1.TAppVolumeClaimUpdateStrategy{Type: tkestackv1.OnDeleteVolumeClaimUpdateStrategyType,
+		OnIncompatibleChange: tkestackv1.RecreateVolumeClaimIncompatibleChange}
+	recreate.Spec.VolumeClaimTemplates = append(recreate.Spec.VolumeClaimTemplates, claimTemplate("logs", "1Gi"))
+	f.Add(marshal(recreate), marshal(pods[1:]), marshal(claims), uint8(2))
+	f.Add(marshal(recreate), []byte(`[]`), []byte(`[null,{},{"metadata":{"name":"data-app-0","namespace":"ns"},"spec":{"resources":{"requests":{"storage":"-1"}}},"status":{"phase":"Bound","conditions":[{"type":"NodeResizeError","status":"True"}]}}]`), uint8(3))
+
+	scheme := runtime.NewScheme()
+	install.Install(scheme)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// The seed TApp is one the API accepts, and its plan expands a claim, so the target does not test only
+	// refusals.
+	seed := &tkestack.TApp{}
+	if err := scheme.Convert(recreate, seed, nil); err != nil {
+		f.Fatal(err)
+	}
+	if errs := validation.ValidateTApp(seed); len(errs) > 0 {
+		f.Fatalf("the seed TApp is invalid: %v", errs)
+	}
+	if plan := ComputePlanWithStorage(tapp, Revisions{}, Storage{Claims: claims}, pods, nil, now); len(plan.ClaimExpansions) == 0 {
+		f.Fatalf("the seed's plan expands nothing: %+v", plan)
+	}
+	f.Fuzz(func(t *testing.T, tappJSON, podsJSON, claimsJSON []byte, classes uint8) {
+		tapp := &tkestackv1.TApp{}
+		if json.Unmarshal(tappJSON, tapp) != nil {
+			return
+		}
+		tapp.Name, tapp.Namespace, tapp.UID = "app", "ns", "tapp-uid"
+		scheme.Default(tapp)
+		internal := &tkestack.TApp{}
+		if scheme.Convert(tapp, internal, nil) != nil || len(validation.ValidateTApp(internal)) > 0 {
+			return
+		}
+		var pods []*corev1.Pod
+		var claims []*corev1.PersistentVolumeClaim
+		if json.Unmarshal(podsJSON, &pods) != nil || json.Unmarshal(claimsJSON, &claims) != nil {
+			return
+		}
+		storage := Storage{Claims: claims, Expansion: map[string]bool{"standard": classes&1 == 1, "other": classes&2 == 2}}
+		plan := ComputePlanWithStorage(tapp, Revisions{}, storage, pods, func(string) NodeState { return NodeReady }, now)
+		if err := checkPlanActions(tapp, pods, plan); err != nil {
+			t.Fatal(err)
+		}
+		if err := checkClaimActions(tapp, storage, plan); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// checkClaimActions checks the claim actions and report of plan: none without a strategy type; each names a
+// claim of storage with its UID that is an instance claim of the TApp not controlled by another object; an
+// expansion only raises the request to the template's, never in a class that does not allow it; a claim is
+// deleted only with onIncompatibleChange Recreate and only for an instance the plan does not create now; no
+// pod is created while one of its claims is being deleted; the counts of status.volumeClaims are bounded.
+func checkClaimActions(tapp *tkestackv1.TApp, storage Storage, plan *Plan) error {
+	var deleted []ClaimRef
+	for _, r := range plan.Recreates {
+		deleted = append(deleted, r.DeleteClaims...)
+	}
+	for _, d := range plan.ClaimDeletes {
+		deleted = append(deleted, d.ClaimRef)
+	}
+	if VolumeClaimUpdateType(tapp) == "" {
+		if len(plan.ClaimExpansions)+len(deleted) > 0 || plan.Status.VolumeClaims != nil || plan.Status.VolumeClaimsCondition != nil {
+			return fmt.Errorf("claim work without a strategy: %+v %+v", plan.ClaimExpansions, deleted)
+		}
+		return nil
+	}
+	byName := map[string]*corev1.PersistentVolumeClaim{}
+	for _, c := range storage.Claims {
+		if c != nil && c.Namespace == tapp.Namespace {
+			byName[c.Name] = c
+		}
+	}
+	claimOf := func(kind, name string, uid types.UID) (*corev1.PersistentVolumeClaim, error) {
+		c, ok := byName[name]
+		if !ok || c.UID != uid {
+			return nil, fmt.Errorf("%s of claim %s (uid %q): no such claim", kind, name, uid)
+		}
+		if ref := metav1.GetControllerOfNoCopy(c); ref != nil && ref.UID != tapp.UID {
+			return nil, fmt.Errorf("%s of claim %s, which %s controls", kind, name, ref.UID)
+		}
+		if instanceOfClaim(tapp, name) == "" {
+			return nil, fmt.Errorf("%s of claim %s, not an instance claim", kind, name)
+		}
+		return c, nil
+	}
+	for _, e := range plan.ClaimExpansions {
+		c, err := claimOf("expansion", e.Name, e.UID)
+		if err != nil {
+			return err
+		}
+		has := c.Spec.Resources.Requests[corev1.ResourceStorage]
+		if e.Storage.Cmp(has) <= 0 {
+			return fmt.Errorf("expansion of %s to %s, which it has (%s)", e.Name, e.Storage.String(), has.String())
+		}
+		if allowed, known := storage.Expansion[claimClass(c)]; known && !allowed {
+			return fmt.Errorf("expansion of %s in class %q, which does not allow it", e.Name, claimClass(c))
+		}
+	}
+	creating := map[string]bool{}
+	for _, id := range plan.Creates {
+		creating[id] = true
+		for _, t := range tapp.Spec.VolumeClaimTemplates {
+			if c, ok := byName[PVCName(t.Name, tapp, id)]; ok && c.DeletionTimestamp != nil {
+				if n, _ := ParseID(id); !HoldsInstance(tapp, n) {
+					return fmt.Errorf("create of %s while its claim %s is being deleted", id, c.Name)
+				}
+			}
+		}
+	}
+	for _, d := range deleted {
+		if !recreatesClaims(tapp) {
+			return fmt.Errorf("claim %s deleted without onIncompatibleChange Recreate", d.Name)
+		}
+		if _, err := claimOf("delete", d.Name, d.UID); err != nil {
+			return err
+		}
+		if creating[instanceOfClaim(tapp, d.Name)] {
+			return fmt.Errorf("claim %s deleted while its instance is created", d.Name)
+		}
+	}
+	if len(plan.Status.VolumeClaims) != len(tapp.Spec.VolumeClaimTemplates) || plan.Status.VolumeClaimsCondition == nil {
+		return fmt.Errorf("status.volumeClaims %+v for %d templates, condition %v", plan.Status.VolumeClaims, len(tapp.Spec.VolumeClaimTemplates), plan.Status.VolumeClaimsCondition)
+	}
+	for _, s := range plan.Status.VolumeClaims {
+		if s.CompatibleReadyReplicas > s.CompatibleReplicas || s.CompatibleReplicas > WantedInstances(tapp) {
+			return fmt.Errorf("status.volumeClaims %+v out of bounds", s)
+		}
+	}
+	return nil
+}

@@ -356,7 +356,7 @@ func TestUpdateInstance(t *testing.T) {
 	tapp.Spec.Templates = map[string]string{"0": "image", "1": "policy"}
 	plan := c.sync(tapp)
 	expectPlan(t, plan, nil, nil, nil, []string{"0"}, []string{"1"})
-	if plan.Recreates[0] != (Recreate{ID: "1", PodName: "app-1", UID: uid1, Template: "policy"}) {
+	if !reflect.DeepEqual(plan.Recreates[0], Recreate{ID: "1", PodName: "app-1", UID: uid1, Template: "policy"}) {
 		t.Errorf("recreate = %+v", plan.Recreates[0])
 	}
 	if c.pods["app-0"].UID != uid0 || c.pods["app-0"].Spec.Containers[0].Image != "nginx:2" {

@@ -108,6 +108,14 @@ func DesiredStatus(tapp *tkestackv1.TApp, s Status, revisions Revisions, collisi
 	setCondition(&status.Conditions, available, tapp.Generation, now)
 	setCondition(&status.Conditions, progressing, tapp.Generation, now)
 
+	// The claims (spec.volumeClaimUpdateStrategy): reported only while its type is set.
+	status.VolumeClaims = s.VolumeClaims
+	if s.VolumeClaimsCondition != nil {
+		setCondition(&status.Conditions, *s.VolumeClaimsCondition, tapp.Generation, now)
+	} else {
+		meta.RemoveStatusCondition(&status.Conditions, tkestackv1.TAppVolumeClaimsUpdated)
+	}
+
 	if failure.Reason != "" {
 		setCondition(&status.Conditions, metav1.Condition{Type: tkestackv1.TAppReplicaFailure, Status: metav1.ConditionTrue,
 			Reason: failure.Reason, Message: failure.Message}, tapp.Generation, now)

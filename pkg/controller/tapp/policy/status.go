@@ -4,6 +4,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
@@ -49,6 +50,10 @@ type Status struct {
 	UpdatedReadyReplicas int32
 	// AvailableReplicas counts desired instances whose pod is available (AvailableAt, spec.minReadySeconds).
 	AvailableReplicas int32
+	// VolumeClaims is status.volumeClaims and VolumeClaimsCondition the VolumeClaimsUpdated condition
+	// (without times), while spec.volumeClaimUpdateStrategy.type is set (nil otherwise).
+	VolumeClaims          []tkestackv1.TAppVolumeClaimStatus
+	VolumeClaimsCondition *metav1.Condition
 }
 
 // IsKilled reports whether spec.statuses asks instance id to be killed.

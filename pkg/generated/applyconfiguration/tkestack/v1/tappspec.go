@@ -81,6 +81,20 @@ type TAppSpecApplyConfiguration struct {
 	// Defaults to Retain for both: claims are kept. A claim whose pod still runs is never deleted; the
 	// claims of killed instances are always kept.
 	PersistentVolumeClaimRetentionPolicy *TAppPersistentVolumeClaimRetentionPolicyApplyConfiguration `json:"persistentVolumeClaimRetentionPolicy,omitempty"`
+	// VolumeClaimUpdateStrategy says whether the existing claims of the instances follow changes of
+	// spec.volumeClaimTemplates. Unset (the default), they do not: a claim is created from its template once
+	// and never changed, as for a StatefulSet. With a type set:
+	// - a storage increase (spec.resources.requests[storage] of a template raised) is applied by patching
+	// each instance's claim (online expansion, no pod restarted), where the claim's storage class allows
+	// volume expansion; where it does not, or the resize fails (ControllerResizeError, NodeResizeError),
+	// the VolumeClaimsUpdated condition and an Event say so and nothing is deleted;
+	// - a new claim template gets its claim, and the pod is recreated to mount it;
+	// - any other change of a template that exists before and after the update (storage class, access
+	// modes, volume mode, selector, data source, a storage decrease...) is refused (422 naming the field),
+	// unless onIncompatibleChange is Recreate. Removing a template is allowed: the existing claims are
+	// kept, and pods created afterwards no longer mount them.
+	// status.volumeClaims reports, per template, how many instances have a claim that matches it.
+	VolumeClaimUpdateStrategy *TAppVolumeClaimUpdateStrategyApplyConfiguration `json:"volumeClaimUpdateStrategy,omitempty"`
 	// PodManagementPolicy says how instances are created and removed. Parallel (the default) creates and
 	// deletes all the pods that are due at once. OrderedReady creates instance n only once instances
 	// 0..n-1 are Running and Ready, removes instances (scale-down, kills) in descending id order one at a
@@ -267,6 +281,14 @@ func (b *TAppSpecApplyConfiguration) WithMinReadySeconds(value int32) *TAppSpecA
 // If called multiple times, the PersistentVolumeClaimRetentionPolicy field is set to the value of the last call.
 func (b *TAppSpecApplyConfiguration) WithPersistentVolumeClaimRetentionPolicy(value *TAppPersistentVolumeClaimRetentionPolicyApplyConfiguration) *TAppSpecApplyConfiguration {
 	b.PersistentVolumeClaimRetentionPolicy = value
+	return b
+}
+
+// WithVolumeClaimUpdateStrategy sets the VolumeClaimUpdateStrategy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the VolumeClaimUpdateStrategy field is set to the value of the last call.
+func (b *TAppSpecApplyConfiguration) WithVolumeClaimUpdateStrategy(value *TAppVolumeClaimUpdateStrategyApplyConfiguration) *TAppSpecApplyConfiguration {
+	b.VolumeClaimUpdateStrategy = value
 	return b
 }
 

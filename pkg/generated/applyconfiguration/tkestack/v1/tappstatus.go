@@ -65,6 +65,9 @@ type TAppStatusApplyConfiguration struct {
 	// available, the update revision changed, or a rollout started or resumed. The controller measures
 	// spec.progressDeadlineSeconds from it, and keeps it only while that field is set.
 	LastProgressTime *apismetav1.Time `json:"lastProgressTime,omitempty"`
+	// VolumeClaims reports, while spec.volumeClaimUpdateStrategy.type is set, for every claim template how
+	// many wanted instances have a claim that matches it and how many of those claims are ready.
+	VolumeClaims []TAppVolumeClaimStatusApplyConfiguration `json:"volumeClaims,omitempty"`
 }
 
 // TAppStatusApplyConfiguration constructs a declarative configuration of the TAppStatus type for use with
@@ -193,5 +196,18 @@ func (b *TAppStatusApplyConfiguration) WithAvailableReplicas(value int32) *TAppS
 // If called multiple times, the LastProgressTime field is set to the value of the last call.
 func (b *TAppStatusApplyConfiguration) WithLastProgressTime(value apismetav1.Time) *TAppStatusApplyConfiguration {
 	b.LastProgressTime = &value
+	return b
+}
+
+// WithVolumeClaims adds the given value to the VolumeClaims field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the VolumeClaims field.
+func (b *TAppStatusApplyConfiguration) WithVolumeClaims(values ...*TAppVolumeClaimStatusApplyConfiguration) *TAppStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithVolumeClaims")
+		}
+		b.VolumeClaims = append(b.VolumeClaims, *values[i])
+	}
 	return b
 }
