@@ -179,17 +179,6 @@ func waitClaimsAt(t *testing.T, ns, name, template string, replicas int, size st
 	})
 }
 
-// claimsPlugin runs `kubectl tapp args...` with the plugin in a directory of this test's own (ownKubectlTApp:
-// the shared one goes when TestKubectlTAppPlugin ends, which may come first) and fails the test on an error.
-func claimsPlugin(t *testing.T, args ...string) string {
-	t.Helper()
-	out, err := ownKubectlTApp(t, args...)
-	if err != nil {
-		t.Fatalf("kubectl tapp %v: %v\n%s", args, err, out)
-	}
-	return out
-}
-
 // claimStatus returns status.volumeClaims[template] as "compatible/ready", or "" when absent.
 func claimStatus(tapp *tkestackv1.TApp, template string) string {
 	for _, s := range tapp.Status.VolumeClaims {
@@ -235,7 +224,7 @@ func TestTAppVolumeClaimUpdates(t *testing.T) {
 		if got := claimStatus(getTApp(t, ns, "vol"), "data"); got != "3/3" {
 			t.Errorf("status.volumeClaims data = %q, want 3/3", got)
 		}
-		tb := parseTable(t, claimsPlugin(t, "instances", "vol", "-n", ns))
+		tb := parseTable(t, mustKubectlTApp(t, "instances", "vol", "-n", ns))
 		for _, id := range []string{"0", "1", "2"} {
 			if got := tb.cell(t, id, "CLAIMS"); got != "data=4Gi" {
 				t.Errorf("kubectl tapp instances: instance %s CLAIMS %q, want data=4Gi", id, got)
@@ -301,7 +290,7 @@ func TestTAppVolumeClaimUpdates(t *testing.T) {
 		if got := claimStatus(getTApp(t, ns, "vol"), "logs"); got != "3/3" {
 			t.Errorf("status.volumeClaims logs = %q, want 3/3", got)
 		}
-		tb := parseTable(t, claimsPlugin(t, "instances", "vol", "-n", ns))
+		tb := parseTable(t, mustKubectlTApp(t, "instances", "vol", "-n", ns))
 		if got := tb.cell(t, "2", "CLAIMS"); got != "data=4Gi,logs=1Gi" {
 			t.Errorf("kubectl tapp instances: instance 2 CLAIMS %q, want data=4Gi,logs=1Gi", got)
 		}
