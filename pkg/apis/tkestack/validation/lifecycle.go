@@ -1,0 +1,63 @@
+package validation
+
+import (
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+)
+
+// MaxLifecycleHandlers bounds the labels and the finalizers of one lifecycle hook (each).
+const MaxLifecycleHandlers = 16
+
+// controllerLabels are the pod labels the controller writes itself: a hook cannot wait on them.
+var controllerLabels = sets.New(tkestack.LifecycleStateLabel, tkestack.InstanceIDLabel, tkestack.TemplateHashLabel,
+	tkestack.UniqHashLabel, tkestack.ControllerRevisionHashLabel)
+
+// validateLifecycle checks spec.lifecycle: every hook set has at least one label or finalizer, at most
+// MaxLifecycleHandlers of each; label keys and values are valid label keys and values, and not a label the
+// controller writes; finalizers are qualified names (as metadata.finalizers requires), each listed once.
+func validateLifecycle(lifecycle *tkestack.TAppLifecycle, fldPath *field.Path) field.ErrorList {
+	if lifecycle == nil {
+		return nil
+	}
+	allErrs := validateLifecycleHook(lifecycle.PreDelete, fldPath.Child("preDelete"))
+	return append(allErrs, validateLifecycleHook(lifecycle.InPlaceUpdate, fldPath.Child("inPlaceUpdate"))...)
+}
+
+func validateLifecycleHook(hook *tkestack.LifecycleHook, fldPath *field.Path) field.ErrorList {
+	if hook == nil {
+		return nil
+	}
+	var allErrs field.ErrorList
+	if len(hook.LabelsHandler) == 0 && len(hook.FinalizersHandler) == 0 {
+		allErrs = append(allErrs, field.Required(fldPath, "a hook needs at least one label in labelsHandler or one finalizer in finalizersHandler"))
+	}
+	labelsPath := fldPath.Child("labelsHandler")
+	if len(hook.LabelsHandler) > MaxLifecycleHandlers {
+		allErrs = append(allErrs, field.TooMany(labelsPath, len(hook.LabelsHandler), MaxLifecycleHandlers))
+	}
+	allErrs = append(allErrs, metav1validation.ValidateLabels(hook.LabelsHandler, labelsPath)...)
+	for _, k := range sortedKeys(hook.LabelsHandler) {
+		if controllerLabels.Has(k) {
+			allErrs = append(allErrs, field.Invalid(labelsPath.Key(k), k, "is a label the TApp controller writes itself"))
+		}
+	}
+	finalizersPath := fldPath.Child("finalizersHandler")
+	if len(hook.FinalizersHandler) > MaxLifecycleHandlers {
+		allErrs = append(allErrs, field.TooMany(finalizersPath, len(hook.FinalizersHandler), MaxLifecycleHandlers))
+	}
+	seen := sets.New[string]()
+	for i, f := range hook.FinalizersHandler {
+		for _, msg := range validation.IsQualifiedName(f) {
+			allErrs = append(allErrs, field.Invalid(finalizersPath.Index(i), f, msg))
+		}
+		if seen.Has(f) {
+			allErrs = append(allErrs, field.Duplicate(finalizersPath.Index(i), f))
+		}
+		seen.Insert(f)
+	}
+	return allErrs
+}
