@@ -73,6 +73,8 @@ type Controller struct {
 	// gateWrites holds the readiness-gate writes of pods that the pod cache may not show yet, so that a sync
 	// working from an older copy of a pod does not make them again.
 	gateWrites gateWrites
+	// hookWaits holds the lifecycle hook waits last reported by an Event, by pod UID.
+	hookWaits hookWaits
 }
 
 // tappKind is what a pod's controller reference names when the pod belongs to a TApp.

@@ -49,6 +49,8 @@ func (c *Controller) execute(ctx context.Context, key string, tapp *tkestackv1.T
 		failures.Add(actions.Failure{Reason: ReasonTemplateNotFound, Message: msg})
 	}
 
+	failures.Add(c.markLifecycle(ctx, key, tapp, pods, plan)...)
+
 	// Deletions first: they free names that creations of the same instance need later.
 	deletes := make([]deletion, 0, len(plan.Deletes)+len(plan.ForceDeletes)+len(plan.Recreates))
 	for _, d := range plan.Deletes {
@@ -133,6 +135,7 @@ func (c *Controller) deletePod(ctx context.Context, key string, tapp *tkestackv1
 		c.expectations.Lower(key, d.podName) // already gone, or replaced by a newer pod of that name
 		return nil
 	}
+	c.hookWaits.forget(d.uid)
 	switch {
 	case d.force:
 		c.recorder.Eventf(tapp, corev1.EventTypeWarning, ReasonForceDeleted, "Force-deleted pod %s: its node is lost", d.podName)

@@ -51,4 +51,11 @@ const (
 	ReasonFailedClaimOwner = "FailedClaimOwner"
 	// ReasonTemplatesPruned: unused templates were removed from spec.templatePool.
 	ReasonTemplatesPruned = "TemplatesPruned"
+	// ReasonWaitingForPreDeleteHook: a pod to delete waits for its preDelete hook (spec.lifecycle) to be released.
+	ReasonWaitingForPreDeleteHook = "WaitingForPreDeleteHook"
+	// ReasonWaitingForInPlaceUpdateHook: a pod to update in place waits for its inPlaceUpdate hook to be released.
+	ReasonWaitingForInPlaceUpdateHook = "WaitingForInPlaceUpdateHook"
+	// ReasonPreDeleteHookSkipped: the TApp is deleted with orphan or foreground propagation, so no preDelete hook
+	// runs for its pods.
+	ReasonPreDeleteHookSkipped = "PreDeleteHookSkipped"
 )
