@@ -98,7 +98,7 @@ func TestKubectlTAppPlugin(t *testing.T) {
 
 	t.Run("instances", func(t *testing.T) {
 		tb := parseTable(t, mustKubectlTApp(t, "instances", name, "-n", ns))
-		tb.requireHeader(t, "ID", "POD", "TEMPLATE", "REVISION", "STATUS", "READY", "NODE", "IMAGES", "RESTARTS")
+		tb.requireHeader(t, "ID", "POD", "TEMPLATE", "REVISION", "STATUS", "READY", "NODE", "IMAGES", "RESTARTS", "LIFECYCLE")
 		if len(tb.rows) != 3 {
 			t.Fatalf("rows = %q, want 3", tb.rows)
 		}

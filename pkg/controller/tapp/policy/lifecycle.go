@@ -85,29 +85,30 @@ func hookFor(tapp *tkestackv1.TApp, state string) (*tkestackv1.LifecycleHook, st
 	return nil, ""
 }
 
-// HookHolds returns what of hook holds pod, sorted: "label k=v" for every label of labelsHandler the pod
+// HookHolds returns what of hook holds pod, labels then finalizers, each sorted: "label k=v" for every label of labelsHandler the pod
 // carries with that value, "finalizer f" for every finalizer of finalizersHandler it carries. The pod is
 // hooked while the list is not empty.
 func HookHolds(hook *tkestackv1.LifecycleHook, pod *corev1.Pod) []string {
 	if hook == nil {
 		return nil
 	}
-	var out []string
+	var labels, finalizers []string
 	for k, v := range hook.LabelsHandler {
 		if have, ok := pod.Labels[k]; ok && have == v {
-			out = append(out, "label "+k+"="+v)
+			labels = append(labels, "label "+k+"="+v)
 		}
 	}
 	for _, f := range hook.FinalizersHandler {
 		for _, have := range pod.Finalizers {
 			if have == f {
-				out = append(out, "finalizer "+f)
+				finalizers = append(finalizers, "finalizer "+f)
 				break
 			}
 		}
 	}
-	sort.Strings(out)
-	return out
+	sort.Strings(labels)
+	sort.Strings(finalizers)
+	return append(labels, finalizers...)
 }
 
 // LifecycleState returns the pod's lifecycle state (Normal when it has no label), the hook it waits on
