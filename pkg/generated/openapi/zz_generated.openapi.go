@@ -1277,7 +1277,7 @@ func schema_pkg_apis_tkestack_v1_LifecycleHook(ref common.ReferenceCallback) com
 				Properties: map[string]spec.Schema{
 					"labelsHandler": {
 						SchemaProps: spec.SchemaProps{
-							Description: "LabelsHandler are labels (key: value) that hold the pod while it carries any of them with that value.",
+							Description: "LabelsHandler are labels (key: value) that hold the pod while it carries any of them with that value. They must not be labels spec.selector uses (removing one would release the pod from the TApp): give spec.selector explicitly when the template carries the hook's label.",
 							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,

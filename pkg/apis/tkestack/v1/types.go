@@ -182,6 +182,8 @@ type TAppLifecycle struct {
 // finalizer is required.
 type LifecycleHook struct {
 	// LabelsHandler are labels (key: value) that hold the pod while it carries any of them with that value.
+	// They must not be labels spec.selector uses (removing one would release the pod from the TApp): give
+	// spec.selector explicitly when the template carries the hook's label.
 	// +optional
 	LabelsHandler map[string]string `json:"labelsHandler,omitempty"`
 	// FinalizersHandler are finalizers that hold the pod while it carries any of them.

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -19,15 +20,28 @@ var controllerLabels = sets.New(tkestack.LifecycleStateLabel, tkestack.InstanceI
 // validateLifecycle checks spec.lifecycle: every hook set has at least one label or finalizer, at most
 // MaxLifecycleHandlers of each; label keys and values are valid label keys and values, and not a label the
 // controller writes; finalizers are qualified names (as metadata.finalizers requires), each listed once.
-func validateLifecycle(lifecycle *tkestack.TAppLifecycle, fldPath *field.Path) field.ErrorList {
+//
+// A label of labelsHandler must not be one spec.selector uses: the drain tool removing it would release the pod
+// from the TApp instead of releasing the hook (a selector left out is defaulted from the template's labels,
+// hook label included: give spec.selector explicitly).
+func validateLifecycle(lifecycle *tkestack.TAppLifecycle, selector *metav1.LabelSelector, fldPath *field.Path) field.ErrorList {
 	if lifecycle == nil {
 		return nil
 	}
-	allErrs := validateLifecycleHook(lifecycle.PreDelete, fldPath.Child("preDelete"))
-	return append(allErrs, validateLifecycleHook(lifecycle.InPlaceUpdate, fldPath.Child("inPlaceUpdate"))...)
+	selectorKeys := sets.New[string]()
+	if selector != nil {
+		for k := range selector.MatchLabels {
+			selectorKeys.Insert(k)
+		}
+		for _, e := range selector.MatchExpressions {
+			selectorKeys.Insert(e.Key)
+		}
+	}
+	allErrs := validateLifecycleHook(lifecycle.PreDelete, selectorKeys, fldPath.Child("preDelete"))
+	return append(allErrs, validateLifecycleHook(lifecycle.InPlaceUpdate, selectorKeys, fldPath.Child("inPlaceUpdate"))...)
 }
 
-func validateLifecycleHook(hook *tkestack.LifecycleHook, fldPath *field.Path) field.ErrorList {
+func validateLifecycleHook(hook *tkestack.LifecycleHook, selectorKeys sets.Set[string], fldPath *field.Path) field.ErrorList {
 	if hook == nil {
 		return nil
 	}
@@ -43,6 +57,10 @@ func validateLifecycleHook(hook *tkestack.LifecycleHook, fldPath *field.Path) fi
 	for _, k := range sortedKeys(hook.LabelsHandler) {
 		if controllerLabels.Has(k) {
 			allErrs = append(allErrs, field.Invalid(labelsPath.Key(k), k, "is a label the TApp controller writes itself"))
+		}
+		if selectorKeys.Has(k) {
+			allErrs = append(allErrs, field.Invalid(labelsPath.Key(k), k,
+				"is used by spec.selector: removing it would release the pod from the TApp; set spec.selector without it (a selector left out takes every label of the template)"))
 		}
 	}
 	finalizersPath := fldPath.Child("finalizersHandler")

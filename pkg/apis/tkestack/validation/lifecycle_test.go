@@ -65,6 +65,11 @@ func TestValidateLifecycle(t *testing.T) {
 			want:      []wantErr{{field.ErrorTypeInvalid, "spec.lifecycle.preDelete.labelsHandler[tkestack.io/lifecycle-state]", "writes itself"}},
 		},
 		{
+			name:      "label of the selector",
+			lifecycle: &tkestack.TAppLifecycle{InPlaceUpdate: hook(map[string]string{"app": "web"})},
+			want:      []wantErr{{field.ErrorTypeInvalid, "spec.lifecycle.inPlaceUpdate.labelsHandler[app]", "spec.selector"}},
+		},
+		{
 			name:      "invalid finalizer",
 			lifecycle: &tkestack.TAppLifecycle{PreDelete: hook(nil, "ok.example.com/drain", "Not A/Finalizer/x")},
 			want:      []wantErr{{field.ErrorTypeInvalid, "spec.lifecycle.preDelete.finalizersHandler[1]", ""}},

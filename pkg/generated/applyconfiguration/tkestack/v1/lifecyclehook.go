@@ -27,6 +27,8 @@ package v1
 // finalizer is required.
 type LifecycleHookApplyConfiguration struct {
 	// LabelsHandler are labels (key: value) that hold the pod while it carries any of them with that value.
+	// They must not be labels spec.selector uses (removing one would release the pod from the TApp): give
+	// spec.selector explicitly when the template carries the hook's label.
 	LabelsHandler map[string]string `json:"labelsHandler,omitempty"`
 	// FinalizersHandler are finalizers that hold the pod while it carries any of them.
 	FinalizersHandler []string `json:"finalizersHandler,omitempty"`
