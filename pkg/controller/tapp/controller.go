@@ -261,6 +261,7 @@ func (c *Controller) podDeleted(obj any) {
 		return
 	}
 	c.gateWrites.forget(pod.UID)
+	c.hookWaits.forget(pod.UID)
 	key, ok := c.ownerKey(pod)
 	if !ok {
 		if metav1.GetControllerOfNoCopy(pod) == nil {
