@@ -2,10 +2,14 @@ package tapp
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
 
 	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
@@ -198,5 +202,36 @@ func TestTAppDeletionHonoursPreDelete(t *testing.T) {
 				t.Errorf("finalizers %q once the pods are gone, want none", f)
 			}
 		})
+	}
+}
+
+// TestLifecycleMarkFailureIsReported: a state label patch the API server refuses is a FailedUpdate Event and a
+// retried failure, and the pod is neither deleted nor reported waiting.
+func TestLifecycleMarkFailureIsReported(t *testing.T) {
+	tapp := hookedTApp(2, false)
+	h := newHarness(t, tapp)
+	h.running()
+	h.kube.PrependReactor("patch", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() == "" {
+			return true, nil, apierrors.NewInternalError(errors.New("etcd is away"))
+		}
+		return false, nil, nil
+	})
+	down := tapp.DeepCopy()
+	down.Spec.Replicas, down.Generation = 1, 2
+	h.setTApp(down)
+	h.showPods()
+	if err := h.sync(); err == nil || !strings.Contains(err.Error(), "etcd is away") {
+		t.Errorf("sync error %v, want the refused patch", err)
+	}
+	events := drainEvents(h.recorder)
+	if got := eventsWithReason(events, ReasonFailedUpdate); len(got) != 1 || !strings.Contains(got[0], tkestack.LifecycleStateLabel) {
+		t.Errorf("FailedUpdate events %q, want one naming the label", got)
+	}
+	if got := eventsWithReason(events, ReasonWaitingForPreDeleteHook); len(got) != 0 {
+		t.Errorf("wait events %q for a pod that was not marked", got)
+	}
+	if n := len(h.actions("delete", "pods")); n != 0 {
+		t.Errorf("%d pods deleted", n)
 	}
 }
