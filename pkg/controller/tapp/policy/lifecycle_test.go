@@ -322,6 +322,28 @@ func TestApplyLifecycle(t *testing.T) {
 			want: result{marks: []markWant{{"0", tkestack.LifecycleStateNormal, "", false, nil}}},
 		},
 		{
+			name: "OrderedReady: the instance a hook prepared (unready by markPodNotReady) goes before other updates",
+			setup: func(t *testing.T) (*tkestackv1.TApp, []*corev1.Pod) {
+				tapp := newTApp(2)
+				tapp.Spec.PodManagementPolicy = tkestackv1.OrderedReadyPodManagement
+				tapp.Spec.Lifecycle = &tkestackv1.TAppLifecycle{PreDelete: drainHook(true)}
+				tapp.Spec.TemplatePool = map[string]corev1.PodTemplateSpec{"other": podTemplate("nginx:1", corev1.RestartPolicyOnFailure)}
+				tapp.Spec.Templates = map[string]string{"1": "other"}
+				two := intstr.FromInt32(2)
+				tapp.Spec.UpdateStrategy.MaxUnavailable = &two
+				prepared := withState(mustPod(t, tapp, "1"), tkestack.LifecycleStatePreparingDelete)
+				setCond(prepared, InPlaceUpdateGate, corev1.ConditionFalse)
+				setCond(prepared, corev1.PodReady, corev1.ConditionFalse)
+				pods := []*corev1.Pod{mustPod(t, tapp, "0"), prepared}
+				tapp.Spec.Template.Spec.Containers[0].Image = "nginx:2" // in place for 0
+				other := tapp.Spec.TemplatePool["other"]
+				other.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "X", Value: "1"}} // recreation for 1
+				tapp.Spec.TemplatePool["other"] = other
+				return tapp, pods
+			},
+			want: result{recreates: []string{"1"}},
+		},
+		{
 			name: "OrderedReady: only the highest pod is prepared",
 			setup: func(t *testing.T) (*tkestackv1.TApp, []*corev1.Pod) {
 				tapp := newTApp(1)
