@@ -91,10 +91,18 @@ func (u *Updater) now() time.Time {
 // else changed since the pod was read, so the kubelet's and the scheduler's status writes cannot make it fail
 // and it needs no re-read. If another pod now has the name, an error wrapping ErrPodReplaced is returned.
 func (u *Updater) Begin(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+	return u.MarkNotReady(ctx, pod, ReasonUpdating, "container images are being updated in place")
+}
+
+// MarkNotReady sets the pod's ReadinessGate condition to False with reason and message, as Begin does (one
+// status patch bound to the pod's UID, nothing written when the condition is already False with that reason
+// and message), without starting an update: a lifecycle hook takes the pod out of endpoints while it is
+// drained. EnsureReadinessGateTrue turns it True again.
+func (u *Updater) MarkNotReady(ctx context.Context, pod *corev1.Pod, reason, message string) (*corev1.Pod, error) {
 	if !HasReadinessGate(pod) {
 		return pod, nil
 	}
-	cond, changed := gateCondition(pod, corev1.ConditionFalse, ReasonUpdating, "container images are being updated in place", u.now())
+	cond, changed := gateCondition(pod, corev1.ConditionFalse, reason, message, u.now())
 	if !changed {
 		return pod, nil
 	}

@@ -49,6 +49,11 @@ type InstanceRow struct {
 	// (its request above its capacity); Pending while unbound; <none> when the claim does not exist. Empty
 	// (printed <none>) when the TApp has no claim templates or the claims were not listed.
 	Claims string
+	// Lifecycle is the pod's lifecycle state (label tkestack.io/lifecycle-state), followed, while a hook
+	// of spec.lifecycle holds the pod, by the hook and what holds it, e.g.
+	// PreparingDelete[preDelete:drain=true,finalizer=example.com/drain]; <none> for a pod without the label
+	// (a TApp without lifecycle hooks) and an instance without a pod.
+	Lifecycle string
 }
 
 // InstancePods returns the pods of pods that belong to tapp, keyed by instance id: controlled by the TApp
@@ -133,7 +138,7 @@ func instanceClaims(tapp *tkestackv1.TApp, id string, claims map[string]*corev1.
 
 func instanceRow(tapp *tkestackv1.TApp, id string, pod *corev1.Pod) InstanceRow {
 	row := InstanceRow{ID: id, Pod: none, Template: policy.TemplateNameFor(tapp, id), Revision: none,
-		Ready: none, Node: none, Restarts: none}
+		Ready: none, Node: none, Restarts: none, Lifecycle: none}
 	if pod == nil {
 		row.Status = string(policy.StatusNotCreated)
 		if policy.IsKilled(tapp, id) {
@@ -163,7 +168,24 @@ func instanceRow(tapp *tkestackv1.TApp, id string, pod *corev1.Pod) InstanceRow 
 		row.Node = pod.Spec.NodeName
 	}
 	row.Images = containerImages(pod.Spec.Containers)
+	row.Lifecycle = lifecycleCell(tapp, pod)
 	return row
+}
+
+// lifecycleCell is the LIFECYCLE cell of a pod (InstanceRow.Lifecycle), without spaces.
+func lifecycleCell(tapp *tkestackv1.TApp, pod *corev1.Pod) string {
+	if _, ok := pod.Labels[tkestack.LifecycleStateLabel]; !ok {
+		return none
+	}
+	state, hook, heldBy := policy.LifecycleState(tapp, pod)
+	if len(heldBy) == 0 {
+		return state
+	}
+	holds := make([]string, 0, len(heldBy))
+	for _, h := range heldBy {
+		holds = append(holds, strings.Replace(strings.TrimPrefix(h, "label "), "finalizer ", "finalizer=", 1))
+	}
+	return state + "[" + hook + ":" + strings.Join(holds, ",") + "]"
 }
 
 func containerImages(containers []corev1.Container) string {
@@ -180,14 +202,14 @@ func containerImages(containers []corev1.Container) string {
 // PrintInstanceRows writes rows as an aligned table with a header, as kubectl get does.
 func PrintInstanceRows(out io.Writer, rows []InstanceRow) error {
 	w := printers.GetNewTabWriter(out)
-	fmt.Fprintln(w, "ID\tPOD\tTEMPLATE\tREVISION\tSTATUS\tREADY\tNODE\tIMAGES\tRESTARTS\tCLAIMS")
+	fmt.Fprintln(w, "ID\tPOD\tTEMPLATE\tREVISION\tSTATUS\tREADY\tNODE\tIMAGES\tRESTARTS\tCLAIMS\tLIFECYCLE")
 	for _, r := range rows {
 		claims := r.Claims
 		if claims == "" {
 			claims = none
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			r.ID, r.Pod, r.Template, r.Revision, r.Status, r.Ready, r.Node, r.Images, r.Restarts, claims)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			r.ID, r.Pod, r.Template, r.Revision, r.Status, r.Ready, r.Node, r.Images, r.Restarts, claims, r.Lifecycle)
 	}
 	return w.Flush()
 }

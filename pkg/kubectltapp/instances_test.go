@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 )
 
@@ -27,8 +28,8 @@ func TestInstanceRows(t *testing.T) {
 				return []*corev1.Pod{testPod(tapp, "1", revision("web-abc"), restarts(2)), testPod(tapp, "0")}
 			},
 			want: []InstanceRow{
-				{ID: "0", Pod: "web-0", Template: "default", Revision: none, Status: "Running", Ready: "1/1", Node: "kwok-0", Images: "nginx:1", Restarts: "0"},
-				{ID: "1", Pod: "web-1", Template: "canary", Revision: "web-abc", Status: "Running", Ready: "1/1", Node: "kwok-0", Images: "nginx:2", Restarts: "2"},
+				{ID: "0", Pod: "web-0", Template: "default", Revision: none, Status: "Running", Ready: "1/1", Node: "kwok-0", Images: "nginx:1", Restarts: "0", Lifecycle: none},
+				{ID: "1", Pod: "web-1", Template: "canary", Revision: "web-abc", Status: "Running", Ready: "1/1", Node: "kwok-0", Images: "nginx:2", Restarts: "2", Lifecycle: none},
 			},
 		},
 		{
@@ -36,9 +37,9 @@ func TestInstanceRows(t *testing.T) {
 			tapp: testTApp(3, killed("1"), canary),
 			pods: func(tapp *tkestackv1.TApp) []*corev1.Pod { return []*corev1.Pod{testPod(tapp, "0")} },
 			want: []InstanceRow{
-				{ID: "0", Pod: "web-0", Template: "default", Revision: none, Status: "Running", Ready: "1/1", Node: "kwok-0", Images: "nginx:1", Restarts: "0"},
-				{ID: "1", Pod: none, Template: "canary", Revision: none, Status: "Killed", Ready: none, Node: none, Images: "nginx:2", Restarts: none},
-				{ID: "2", Pod: none, Template: "default", Revision: none, Status: "NotCreated", Ready: none, Node: none, Images: "nginx:1", Restarts: none},
+				{ID: "0", Pod: "web-0", Template: "default", Revision: none, Status: "Running", Ready: "1/1", Node: "kwok-0", Images: "nginx:1", Restarts: "0", Lifecycle: none},
+				{ID: "1", Pod: none, Template: "canary", Revision: none, Status: "Killed", Ready: none, Node: none, Images: "nginx:2", Restarts: none, Lifecycle: none},
+				{ID: "2", Pod: none, Template: "default", Revision: none, Status: "NotCreated", Ready: none, Node: none, Images: "nginx:1", Restarts: none, Lifecycle: none},
 			},
 		},
 		{
@@ -51,9 +52,32 @@ func TestInstanceRows(t *testing.T) {
 				return []*corev1.Pod{testPod(testTApp(11), "10", terminating), pending, testPod(tapp, "1", notReady)}
 			},
 			want: []InstanceRow{
-				{ID: "0", Pod: "web-0", Template: "default", Revision: none, Status: "Pending", Ready: "0/1", Node: none, Images: "nginx:1", Restarts: "0"},
-				{ID: "1", Pod: "web-1", Template: "default", Revision: none, Status: "Pending", Ready: "0/1", Node: "kwok-0", Images: "nginx:1", Restarts: "0"},
-				{ID: "10", Pod: "web-10", Template: "default", Revision: none, Status: "Killing", Ready: "1/1", Node: "kwok-0", Images: "nginx:1", Restarts: "0"},
+				{ID: "0", Pod: "web-0", Template: "default", Revision: none, Status: "Pending", Ready: "0/1", Node: none, Images: "nginx:1", Restarts: "0", Lifecycle: none},
+				{ID: "1", Pod: "web-1", Template: "default", Revision: none, Status: "Pending", Ready: "0/1", Node: "kwok-0", Images: "nginx:1", Restarts: "0", Lifecycle: none},
+				{ID: "10", Pod: "web-10", Template: "default", Revision: none, Status: "Killing", Ready: "1/1", Node: "kwok-0", Images: "nginx:1", Restarts: "0", Lifecycle: none},
+			},
+		},
+		{
+			name: "lifecycle states, and the hook that holds a pod",
+			tapp: testTApp(3, func(tapp *tkestackv1.TApp) {
+				hook := &tkestackv1.LifecycleHook{LabelsHandler: map[string]string{"drain": "true"}, FinalizersHandler: []string{"example.com/lb"}}
+				tapp.Spec.Lifecycle = &tkestackv1.TAppLifecycle{PreDelete: hook, InPlaceUpdate: hook}
+			}),
+			pods: func(tapp *tkestackv1.TApp) []*corev1.Pod {
+				normal, waiting, released := testPod(tapp, "0"), testPod(tapp, "1"), testPod(tapp, "2")
+				normal.Labels[tkestack.LifecycleStateLabel] = tkestack.LifecycleStateNormal
+				normal.Labels["drain"] = "true"
+				waiting.Labels[tkestack.LifecycleStateLabel] = tkestack.LifecycleStatePreparingDelete
+				waiting.Labels["drain"] = "true"
+				waiting.Finalizers = []string{"example.com/lb"}
+				released.Labels[tkestack.LifecycleStateLabel] = tkestack.LifecycleStatePreparingUpdate
+				return []*corev1.Pod{normal, waiting, released}
+			},
+			want: []InstanceRow{
+				{ID: "0", Pod: "web-0", Template: "default", Revision: none, Status: "Running", Ready: "1/1", Node: "kwok-0", Images: "nginx:1", Restarts: "0", Lifecycle: "Normal"},
+				{ID: "1", Pod: "web-1", Template: "default", Revision: none, Status: "Running", Ready: "1/1", Node: "kwok-0", Images: "nginx:1", Restarts: "0",
+					Lifecycle: "PreparingDelete[preDelete:drain=true,finalizer=example.com/lb]"},
+				{ID: "2", Pod: "web-2", Template: "default", Revision: none, Status: "Running", Ready: "1/1", Node: "kwok-0", Images: "nginx:1", Restarts: "0", Lifecycle: "PreparingUpdate"},
 			},
 		},
 		{
@@ -65,7 +89,7 @@ func TestInstanceRows(t *testing.T) {
 				return []*corev1.Pod{testPod(tapp, "0", foreignOwner), renamed}
 			},
 			want: []InstanceRow{
-				{ID: "0", Pod: none, Template: "default", Revision: none, Status: "NotCreated", Ready: none, Node: none, Images: "nginx:1", Restarts: none},
+				{ID: "0", Pod: none, Template: "default", Revision: none, Status: "NotCreated", Ready: none, Node: none, Images: "nginx:1", Restarts: none, Lifecycle: none},
 			},
 		},
 	}
@@ -94,10 +118,10 @@ func TestPrintInstanceRows(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("output:\n%s\nwant a header and one row", out.String())
 	}
-	if got := strings.Fields(lines[0]); strings.Join(got, " ") != "ID POD TEMPLATE REVISION STATUS READY NODE IMAGES RESTARTS CLAIMS" {
+	if got := strings.Fields(lines[0]); strings.Join(got, " ") != "ID POD TEMPLATE REVISION STATUS READY NODE IMAGES RESTARTS CLAIMS LIFECYCLE" {
 		t.Errorf("header = %q", lines[0])
 	}
-	if got := strings.Fields(lines[1]); strings.Join(got, " ") != "0 web-0 default <none> Running 1/1 kwok-0 nginx:1 0 <none>" {
+	if got := strings.Fields(lines[1]); strings.Join(got, " ") != "0 web-0 default <none> Running 1/1 kwok-0 nginx:1 0 <none> <none>" {
 		t.Errorf("row = %q", lines[1])
 	}
 }
@@ -134,7 +158,7 @@ func TestInstanceRowsWithClaims(t *testing.T) {
 	if err := PrintInstanceRows(&out, rows[1:2]); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasSuffix(strings.TrimSpace(out.String()), " data=2Gi→4Gi,logs=Pending") {
-		t.Errorf("output:\n%s\nwant the claims in the last column", out.String())
+	if !strings.HasSuffix(strings.TrimSpace(out.String()), " data=2Gi→4Gi,logs=Pending   <none>") {
+		t.Errorf("output:\n%s\nwant the claims in the CLAIMS column, before LIFECYCLE", out.String())
 	}
 }

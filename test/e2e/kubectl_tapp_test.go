@@ -101,14 +101,14 @@ func TestKubectlTAppPlugin(t *testing.T) {
 
 	t.Run("instances", func(t *testing.T) {
 		tb := parseTable(t, mustKubectlTApp(t, "instances", name, "-n", ns))
-		tb.requireHeader(t, "ID", "POD", "TEMPLATE", "REVISION", "STATUS", "READY", "NODE", "IMAGES", "RESTARTS", "CLAIMS")
+		tb.requireHeader(t, "ID", "POD", "TEMPLATE", "REVISION", "STATUS", "READY", "NODE", "IMAGES", "RESTARTS", "CLAIMS", "LIFECYCLE")
 		if len(tb.rows) != 3 {
 			t.Fatalf("rows = %q, want 3", tb.rows)
 		}
 		for _, id := range []string{"0", "1", "2"} {
 			got := []string{tb.cell(t, id, "POD"), tb.cell(t, id, "TEMPLATE"), tb.cell(t, id, "STATUS"),
-				tb.cell(t, id, "READY"), tb.cell(t, id, "IMAGES"), tb.cell(t, id, "RESTARTS")}
-			want := []string{name + "-" + id, "default", "Running", "1/1", image, "0"}
+				tb.cell(t, id, "READY"), tb.cell(t, id, "IMAGES"), tb.cell(t, id, "RESTARTS"), tb.cell(t, id, "LIFECYCLE")}
+			want := []string{name + "-" + id, "default", "Running", "1/1", image, "0", "<none>"}
 			if strings.Join(got, " ") != strings.Join(want, " ") {
 				t.Errorf("instance %s: %q, want %q", id, got, want)
 			}

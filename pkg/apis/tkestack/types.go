@@ -30,6 +30,12 @@ const (
 	ControllerRevisionHashLabel = "controller-revision-hash"
 	// InPlaceUpdateReadinessGate is the readiness gate the in-place update engine drives.
 	InPlaceUpdateReadinessGate = "tkestack.io/InPlaceUpdate"
+	// LifecycleStateLabel on a pod of a TApp with spec.lifecycle says where the pod is in its lifecycle hooks:
+	// one of the LifecycleState values.
+	LifecycleStateLabel = "tkestack.io/lifecycle-state"
+	// PreDeleteFinalizer is on a TApp with spec.lifecycle.preDelete: it keeps the TApp until its pods have
+	// gone through the hook (background deletion), or at once for orphan and foreground deletion.
+	PreDeleteFinalizer = "apps.tkestack.io/lifecycle-pre-delete"
 )
 
 // InstanceStatus is the state of one instance.
@@ -108,7 +114,37 @@ type TAppSpec struct {
 	// SpreadPolicy is Spread (also when empty) or None: whether the controller adds soft topology spread
 	// constraints to pods whose template has none.
 	SpreadPolicy SpreadPolicyType
+	// Lifecycle holds the preDelete and inPlaceUpdate hooks; nil means none.
+	Lifecycle *TAppLifecycle
 }
+
+// TAppLifecycle holds the lifecycle hooks of a TApp's pods.
+type TAppLifecycle struct {
+	PreDelete     *LifecycleHook
+	InPlaceUpdate *LifecycleHook
+}
+
+// LifecycleHook holds a pod while it carries any of LabelsHandler's labels (with that value) or any of
+// FinalizersHandler's finalizers; MarkPodNotReady turns its readiness gate False before the wait.
+type LifecycleHook struct {
+	LabelsHandler     map[string]string
+	FinalizersHandler []string
+	MarkPodNotReady   bool
+}
+
+// Lifecycle states: the values of LifecycleStateLabel.
+const (
+	// LifecycleStateNormal: no hook is in progress.
+	LifecycleStateNormal = "Normal"
+	// LifecycleStatePreparingUpdate: the pod waits for its inPlaceUpdate hook before an in-place update.
+	LifecycleStatePreparingUpdate = "PreparingUpdate"
+	// LifecycleStateUpdating: the pod is being updated in place.
+	LifecycleStateUpdating = "Updating"
+	// LifecycleStateUpdated: the pod's in-place update is done; it turns Normal once the pod is hooked again.
+	LifecycleStateUpdated = "Updated"
+	// LifecycleStatePreparingDelete: the pod waits for its preDelete hook before it is deleted.
+	LifecycleStatePreparingDelete = "PreparingDelete"
+)
 
 // SpreadPolicyType says whether the instances of a TApp are spread over nodes and zones by default.
 type SpreadPolicyType string

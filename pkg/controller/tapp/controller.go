@@ -76,6 +76,8 @@ type Controller struct {
 	// gateWrites holds the readiness-gate writes of pods that the pod cache may not show yet, so that a sync
 	// working from an older copy of a pod does not make them again.
 	gateWrites gateWrites
+	// hookWaits holds the lifecycle hook waits last reported by an Event, by pod UID.
+	hookWaits hookWaits
 }
 
 // tappKind is what a pod's controller reference names when the pod belongs to a TApp.
@@ -266,6 +268,7 @@ func (c *Controller) podDeleted(obj any) {
 		return
 	}
 	c.gateWrites.forget(pod.UID)
+	c.hookWaits.forget(pod.UID)
 	key, ok := c.ownerKey(pod)
 	if !ok {
 		if metav1.GetControllerOfNoCopy(pod) == nil {

@@ -54,6 +54,7 @@ func (c *Controller) execute(ctx context.Context, key string, tapp *tkestackv1.T
 	// expanded before their pods exist.
 	failures.Add(c.expandClaims(ctx, tapp, plan.ClaimExpansions)...)
 	failures.Add(c.deleteClaims(ctx, tapp, plan.ClaimDeletes)...)
+	failures.Add(c.markLifecycle(ctx, key, tapp, pods, plan)...)
 
 	// Deletions first: they free names that creations of the same instance need later.
 	deletes := make([]deletion, 0, len(plan.Deletes)+len(plan.ForceDeletes)+len(plan.Recreates))
@@ -144,6 +145,7 @@ func (c *Controller) deletePod(ctx context.Context, key string, tapp *tkestackv1
 		c.expectations.Lower(key, d.podName) // already gone, or replaced by a newer pod of that name
 		return nil
 	}
+	c.hookWaits.forget(d.uid)
 	if d.claimWhy != "" {
 		c.recorder.Eventf(tapp, corev1.EventTypeNormal, ReasonRecreatingForClaims, "Deleted pod %s to recreate it: %s", d.podName, d.claimWhy)
 		for _, claim := range d.claims {

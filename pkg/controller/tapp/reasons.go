@@ -73,4 +73,11 @@ const (
 	ReasonClaimRecreating = "ClaimRecreating"
 	// ReasonFailedClaimDelete: deleting such a claim failed.
 	ReasonFailedClaimDelete = "FailedClaimDelete"
+	// ReasonWaitingForPreDeleteHook: a pod to delete waits for its preDelete hook (spec.lifecycle) to be released.
+	ReasonWaitingForPreDeleteHook = "WaitingForPreDeleteHook"
+	// ReasonWaitingForInPlaceUpdateHook: a pod to update in place waits for its inPlaceUpdate hook to be released.
+	ReasonWaitingForInPlaceUpdateHook = "WaitingForInPlaceUpdateHook"
+	// ReasonPreDeleteHookSkipped: the TApp is deleted with orphan or foreground propagation, so no preDelete hook
+	// runs for its pods.
+	ReasonPreDeleteHookSkipped = "PreDeleteHookSkipped"
 )

@@ -58,6 +58,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	var failures []actions.Failure
 	var errs []error
+	finalized := false
 	// A private copy: syncRevisions raises status.collisionCount on a hash collision.
 	tapp = tapp.DeepCopy()
 	var revisions policy.Revisions
@@ -66,7 +67,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			errs = append(errs, err)
 		}
 	}
-	plan := policy.OrderPlan(tapp, pods, policy.ComputePlanWithStorage(tapp, revisions, c.storage(tapp), pods, c.nodeState, c.clock.Now()))
+	plan := policy.ApplyLifecycle(tapp, pods, policy.OrderPlan(tapp, pods, policy.ComputePlanWithStorage(tapp, revisions, c.storage(tapp), pods, c.nodeState, c.clock.Now())))
 	if len(plan.Creates) > 0 {
 		plan.Topology = c.topology()
 	}
@@ -89,9 +90,20 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 				errs = append(errs, err)
 			}
 		}
+	} else if satisfied {
+		// Only a TApp with the preDelete finalizer gets a plan while it is being deleted.
+		var deletionFailures []actions.Failure
+		deletionFailures, finalized, err = c.executeDeletion(ctx, key, tapp, pods, plan)
+		failures = append(failures, deletionFailures...)
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
-	if err := c.writeStatus(ctx, key, tapp, plan, revisions, failures); err != nil {
-		errs = append(errs, err)
+	// Once its finalizer is removed the TApp is gone or going: its status is not written any more.
+	if !finalized {
+		if err := c.writeStatus(ctx, key, tapp, plan, revisions, failures); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if plan.RequeueAfter > 0 {
 		c.queue.AddAfter(key, plan.RequeueAfter)

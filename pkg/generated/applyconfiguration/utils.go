@@ -68,8 +68,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		// Group=apps.tkestack.io, Version=v1
 	case v1.SchemeGroupVersion.WithKind("ForceUpdateStrategy"):
 		return &tkestackv1.ForceUpdateStrategyApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("LifecycleHook"):
+		return &tkestackv1.LifecycleHookApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("TApp"):
 		return &tkestackv1.TAppApplyConfiguration{}
+	case v1.SchemeGroupVersion.WithKind("TAppLifecycle"):
+		return &tkestackv1.TAppLifecycleApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("TAppPersistentVolumeClaimRetentionPolicy"):
 		return &tkestackv1.TAppPersistentVolumeClaimRetentionPolicyApplyConfiguration{}
 	case v1.SchemeGroupVersion.WithKind("TAppSpec"):

@@ -56,7 +56,9 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1beta1.NodePoolSpec{}.OpenAPIModelName():                                   schema_pkg_apis_openyurt_v1beta1_NodePoolSpec(ref),
 		v1beta1.NodePoolStatus{}.OpenAPIModelName():                                 schema_pkg_apis_openyurt_v1beta1_NodePoolStatus(ref),
 		v1.ForceUpdateStrategy{}.OpenAPIModelName():                                 schema_pkg_apis_tkestack_v1_ForceUpdateStrategy(ref),
+		v1.LifecycleHook{}.OpenAPIModelName():                                       schema_pkg_apis_tkestack_v1_LifecycleHook(ref),
 		v1.TApp{}.OpenAPIModelName():                                                schema_pkg_apis_tkestack_v1_TApp(ref),
+		v1.TAppLifecycle{}.OpenAPIModelName():                                       schema_pkg_apis_tkestack_v1_TAppLifecycle(ref),
 		v1.TAppList{}.OpenAPIModelName():                                            schema_pkg_apis_tkestack_v1_TAppList(ref),
 		v1.TAppPersistentVolumeClaimRetentionPolicy{}.OpenAPIModelName():            schema_pkg_apis_tkestack_v1_TAppPersistentVolumeClaimRetentionPolicy(ref),
 		v1.TAppSpec{}.OpenAPIModelName():                                            schema_pkg_apis_tkestack_v1_TAppSpec(ref),
@@ -1268,6 +1270,62 @@ func schema_pkg_apis_tkestack_v1_ForceUpdateStrategy(ref common.ReferenceCallbac
 	}
 }
 
+func schema_pkg_apis_tkestack_v1_LifecycleHook(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "LifecycleHook says what holds a pod: the pod is hooked while it carries any of labelsHandler's labels with that value, or any of finalizersHandler's finalizers. Put them in the pod template (labels) or have a tool add them, and have the tool remove them once it is done with the pod. At least one label or finalizer is required.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"labelsHandler": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LabelsHandler are labels (key: value) that hold the pod while it carries any of them with that value. They must not be labels spec.selector uses (removing one would release the pod from the TApp): give spec.selector explicitly when the template carries the hook's label.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+					"finalizersHandler": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "FinalizersHandler are finalizers that hold the pod while it carries any of them.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+					"markPodNotReady": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MarkPodNotReady turns the pod's tkestack.io/InPlaceUpdate readiness gate condition False before the wait, so that the pod leaves the endpoints of its Services while it is drained. A pod whose action is no longer wanted gets the condition True again.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_pkg_apis_tkestack_v1_TApp(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -1315,6 +1373,33 @@ func schema_pkg_apis_tkestack_v1_TApp(ref common.ReferenceCallback) common.OpenA
 		},
 		Dependencies: []string{
 			v1.TAppSpec{}.OpenAPIModelName(), v1.TAppStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_tkestack_v1_TAppLifecycle(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TAppLifecycle holds the lifecycle hooks of a TApp's pods.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"preDelete": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PreDelete holds a pod before it is deleted: by a scale-down, a kill (spec.statuses), a recreation for an update that cannot be applied in place, or the deletion of the TApp (background propagation only). The controller labels the pod tkestack.io/lifecycle-state=PreparingDelete (and turns its readiness gate False when markPodNotReady is set), waits while the pod is hooked, then deletes it.",
+							Ref:         ref(v1.LifecycleHook{}.OpenAPIModelName()),
+						},
+					},
+					"inPlaceUpdate": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InPlaceUpdate holds a pod before it is updated in place. The controller labels the pod tkestack.io/lifecycle-state=PreparingUpdate (and turns its readiness gate False when markPodNotReady is set), waits while the pod is hooked, then updates it (state Updating, then Updated once its new containers run; Normal again once it is hooked again).",
+							Ref:         ref(v1.LifecycleHook{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.LifecycleHook{}.OpenAPIModelName()},
 	}
 }
 
@@ -1591,12 +1676,18 @@ func schema_pkg_apis_tkestack_v1_TAppSpec(ref common.ReferenceCallback) common.O
 							Enum:        []interface{}{"None", "Spread"},
 						},
 					},
+					"lifecycle": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Lifecycle holds hooks that let another tool (a drainer, a traffic manager) finish its work on a pod before the controller deletes or updates it. Each pod's stage is in its tkestack.io/lifecycle-state label (Normal, PreparingUpdate, Updating, Updated, PreparingDelete). Unset, pods are deleted and updated at once, as without hooks.",
+							Ref:         ref(v1.TAppLifecycle{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"template"},
 			},
 		},
 		Dependencies: []string{
-			v1.TAppPersistentVolumeClaimRetentionPolicy{}.OpenAPIModelName(), v1.TAppUpdateStrategy{}.OpenAPIModelName(), v1.TAppVolumeClaimUpdateStrategy{}.OpenAPIModelName(), corev1.PersistentVolumeClaim{}.OpenAPIModelName(), corev1.PodTemplateSpec{}.OpenAPIModelName(), metav1.LabelSelector{}.OpenAPIModelName()},
+			v1.TAppLifecycle{}.OpenAPIModelName(), v1.TAppPersistentVolumeClaimRetentionPolicy{}.OpenAPIModelName(), v1.TAppUpdateStrategy{}.OpenAPIModelName(), v1.TAppVolumeClaimUpdateStrategy{}.OpenAPIModelName(), corev1.PersistentVolumeClaim{}.OpenAPIModelName(), corev1.PodTemplateSpec{}.OpenAPIModelName(), metav1.LabelSelector{}.OpenAPIModelName()},
 	}
 }
 

@@ -167,6 +167,50 @@ type TAppSpec struct {
 	// field, never restarts a pod; they apply to pods created afterwards.
 	// +optional
 	SpreadPolicy SpreadPolicyType `json:"spreadPolicy,omitempty"`
+
+	// Lifecycle holds hooks that let another tool (a drainer, a traffic manager) finish its work on a pod
+	// before the controller deletes or updates it. Each pod's stage is in its tkestack.io/lifecycle-state
+	// label (Normal, PreparingUpdate, Updating, Updated, PreparingDelete). Unset, pods are deleted and
+	// updated at once, as without hooks.
+	// +optional
+	Lifecycle *TAppLifecycle `json:"lifecycle,omitempty"`
+}
+
+// TAppLifecycle holds the lifecycle hooks of a TApp's pods.
+type TAppLifecycle struct {
+	// PreDelete holds a pod before it is deleted: by a scale-down, a kill (spec.statuses), a recreation
+	// for an update that cannot be applied in place, or the deletion of the TApp (background propagation
+	// only). The controller labels the pod tkestack.io/lifecycle-state=PreparingDelete (and turns its
+	// readiness gate False when markPodNotReady is set), waits while the pod is hooked, then deletes it.
+	// +optional
+	PreDelete *LifecycleHook `json:"preDelete,omitempty"`
+	// InPlaceUpdate holds a pod before it is updated in place. The controller labels the pod
+	// tkestack.io/lifecycle-state=PreparingUpdate (and turns its readiness gate False when markPodNotReady
+	// is set), waits while the pod is hooked, then updates it (state Updating, then Updated once its new
+	// containers run; Normal again once it is hooked again).
+	// +optional
+	InPlaceUpdate *LifecycleHook `json:"inPlaceUpdate,omitempty"`
+}
+
+// LifecycleHook says what holds a pod: the pod is hooked while it carries any of labelsHandler's labels
+// with that value, or any of finalizersHandler's finalizers. Put them in the pod template (labels) or have a
+// tool add them, and have the tool remove them once it is done with the pod. At least one label or
+// finalizer is required.
+type LifecycleHook struct {
+	// LabelsHandler are labels (key: value) that hold the pod while it carries any of them with that value.
+	// They must not be labels spec.selector uses (removing one would release the pod from the TApp): give
+	// spec.selector explicitly when the template carries the hook's label.
+	// +optional
+	LabelsHandler map[string]string `json:"labelsHandler,omitempty"`
+	// FinalizersHandler are finalizers that hold the pod while it carries any of them.
+	// +optional
+	// +listType=set
+	FinalizersHandler []string `json:"finalizersHandler,omitempty"`
+	// MarkPodNotReady turns the pod's tkestack.io/InPlaceUpdate readiness gate condition False before the
+	// wait, so that the pod leaves the endpoints of its Services while it is drained. A pod whose action is
+	// no longer wanted gets the condition True again.
+	// +optional
+	MarkPodNotReady bool `json:"markPodNotReady,omitempty"`
 }
 
 // SpreadPolicyType says whether the instances of a TApp are spread over nodes and zones by default: Spread

@@ -27,8 +27,18 @@ func (in ForceUpdateStrategy) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in LifecycleHook) OpenAPIModelName() string {
+	return "io.tkestack.apps.v1.LifecycleHook"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in TApp) OpenAPIModelName() string {
 	return "io.tkestack.apps.v1.TApp"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TAppLifecycle) OpenAPIModelName() string {
+	return "io.tkestack.apps.v1.TAppLifecycle"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

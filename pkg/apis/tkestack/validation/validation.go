@@ -148,6 +148,7 @@ func validateTAppSpec(spec *tkestack.TAppSpec, fldPath *field.Path) field.ErrorL
 	allErrs = append(allErrs, validateMaxUnavailable(spec.UpdateStrategy.ForceUpdate.MaxUnavailable,
 		fldPath.Child("updateStrategy", "forceUpdate", "maxUnavailable"))...)
 	allErrs = append(allErrs, validateRolloutControls(spec, fldPath)...)
+	allErrs = append(allErrs, validateLifecycle(spec.Lifecycle, spec.Selector, fldPath.Child("lifecycle"))...)
 	if spec.ServiceName != "" {
 		for _, msg := range validation.IsDNS1123Label(spec.ServiceName) {
 			allErrs = append(allErrs, field.Invalid(fldPath.Child("serviceName"), spec.ServiceName, msg))

@@ -34,6 +34,9 @@
 //     orphans it adopts, which it releases);
 //   - OrderPlan: spec.podManagementPolicy OrderedReady applied to a plan (ordered creation once the lower
 //     instances are Running and Ready, removals from the highest id one at a time, one update at a time);
+//   - ApplyLifecycle / HookHolds / LifecycleState: spec.lifecycle's preDelete and inPlaceUpdate hooks applied
+//     to a plan after OrderPlan (lifecycle state label marks, waits while a hook holds a pod), and the plan of
+//     a TApp being deleted with the preDelete finalizer (ComputePlan, RemoveFinalizer);
 //   - PlanClaimRetention / NewInstanceClaims: the owner references of instance claims that
 //     spec.persistentVolumeClaimRetentionPolicy asks for (the TApp's for whenDeleted Delete, the pod's for
 //     the claims of an instance scaled away with whenScaled Delete);

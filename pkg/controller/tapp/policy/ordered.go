@@ -14,8 +14,9 @@ import (
 //     do not count) has a pod that is Running and Ready (IsAvailable);
 //   - removal (scale-down and kills): one pod at a time, the highest id first, and none while a pod of the
 //     TApp is terminating;
-//   - updates (in-place updates and recreations): one at a time, the plan's first, only while every other
-//     wanted instance is Running and Ready and no pod is terminating.
+//   - updates (in-place updates and recreations): one at a time, the plan's first (the first whose pod a
+//     lifecycle hook prepares, PreparingUpdate or PreparingDelete, if any), only while every other wanted
+//     instance is Running and Ready and no pod is terminating.
 //
 // Force deletions of pods whose node is lost, deletions of finished pods that migrate and of stray pods,
 // relabels, revision labels, gates, adoptions and releases are not held. plan is changed in place and
@@ -81,20 +82,46 @@ func OrderPlan(tapp *tkestackv1.TApp, pods []*corev1.Pod, plan *Plan) *Plan {
 	}
 	plan.Deletes = kept
 
-	// Updates: one at a time, while the others are healthy.
-	updating := ""
+	// Updates: one at a time, while the others are healthy. An instance a lifecycle hook prepares for its
+	// update goes first: it is the one already under way (its gate may be False, so it is not healthy).
+	preparing := map[string]bool{}
+	for _, pod := range pods {
+		if pod != nil && isPreparing(pod) {
+			preparing[pod.Name] = true
+		}
+	}
+	var inPlace []InPlaceUpdate
+	var recreates []Recreate
 	switch {
 	case len(plan.InPlaceUpdates) > 0:
-		updating = plan.InPlaceUpdates[0].ID
+		inPlace = plan.InPlaceUpdates[:1]
 	case len(plan.Recreates) > 0:
-		updating = plan.Recreates[0].ID
+		recreates = plan.Recreates[:1]
 	}
-	if updating == "" || terminating || !wantedBelowHealthy(replicas, ordinal(updating)) {
-		plan.InPlaceUpdates, plan.Recreates = nil, nil
-	} else if len(plan.InPlaceUpdates) > 0 {
-		plan.InPlaceUpdates, plan.Recreates = plan.InPlaceUpdates[:1], nil
-	} else {
-		plan.Recreates = plan.Recreates[:1]
+	for i, u := range plan.InPlaceUpdates {
+		if preparing[u.PodName] {
+			inPlace, recreates = plan.InPlaceUpdates[i:i+1], nil
+			break
+		}
+	}
+	if len(inPlace) == 0 || !preparing[inPlace[0].PodName] {
+		for i, r := range plan.Recreates {
+			if preparing[r.PodName] {
+				inPlace, recreates = nil, plan.Recreates[i:i+1]
+				break
+			}
+		}
+	}
+	updating := ""
+	switch {
+	case len(inPlace) > 0:
+		updating = inPlace[0].ID
+	case len(recreates) > 0:
+		updating = recreates[0].ID
+	}
+	plan.InPlaceUpdates, plan.Recreates = nil, nil
+	if updating != "" && !terminating && wantedBelowHealthy(replicas, ordinal(updating)) {
+		plan.InPlaceUpdates, plan.Recreates = inPlace, recreates
 	}
 	return plan
 }

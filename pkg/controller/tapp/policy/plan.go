@@ -170,6 +170,17 @@ type Plan struct {
 	// zero value spreads over nodes only.
 	Topology Topology
 
+	// LifecycleMarks are writes of pods' lifecycle state label (and readiness gate) that the lifecycle hooks
+	// need (ApplyLifecycle), in ascending id order.
+	LifecycleMarks []LifecycleMark
+	// LifecycleWaits are pods waiting for their hook to be released (ApplyLifecycle), in ascending id order.
+	LifecycleWaits []LifecycleWait
+	// RemoveFinalizer, when set, says that tkestack.PreDeleteFinalizer can be removed from the TApp being
+	// deleted, and why.
+	RemoveFinalizer FinalizerRemoval
+
+	// settled are the live pods of wanted instances that need no action (ApplyLifecycle).
+	settled []*corev1.Pod
 	// templates are the TApp's templates, resolved and hashed once for the plan and its pods (NewPod).
 	templates *templateCache
 	// current are the templates of the current revision, nil when unknown; held instances use them.
@@ -211,7 +222,12 @@ type Plan struct {
 //     An available pod is acted on only while more than (wanted − maxUnavailable) pods are available, and
 //     acting on it makes it unavailable. A pod that is already unavailable is acted on at once, outside the
 //     budget, so an update that fixes broken pods always progresses.
-//   - While the TApp is being deleted, nothing is done (the garbage collector removes the pods).
+//   - While the TApp is being deleted, nothing is done (the garbage collector removes the pods), unless it
+//     carries tkestack.PreDeleteFinalizer: then its pods are deleted through the preDelete hook with
+//     background deletion, and the finalizer is removed (RemoveFinalizer) once they are gone, or at once with
+//     orphan or foreground deletion (see tappDeletion).
+//   - A candidate whose pod is in a preparing lifecycle state (PreparingUpdate, PreparingDelete) counts as
+//     unavailable: the hook it waits for holds a slot of the budget (see ApplyLifecycle).
 func ComputePlan(tapp *tkestackv1.TApp, pods []*corev1.Pod, nodes NodeLookup, now time.Time) *Plan {
 	return ComputePlanWithRevisions(tapp, Revisions{}, pods, nodes, now)
 }
@@ -268,6 +284,7 @@ func ComputePlanWithStorage(tapp *tkestackv1.TApp, revisions Revisions, storage 
 		p.plan.Status.VolumeClaims, p.plan.Status.VolumeClaimsCondition = claimsStatus(tapp, p.claimIdx, owned)
 	}
 	if tapp.DeletionTimestamp != nil {
+		p.tappDeletion(owned, strays)
 		return &p.plan
 	}
 	adopting := p.ownership(adopt, release)
@@ -366,6 +383,7 @@ func (p *planner) instances(owned map[int]*corev1.Pod, strays []*corev1.Pod) ([]
 		}
 		t := p.templates.forID(id)
 		if HoldsInstance(tapp, n) {
+			p.plan.settled = append(p.plan.settled, pod)
 			p.held(id, pod, t)
 			continue
 		}
@@ -378,6 +396,7 @@ func (p *planner) instances(owned map[int]*corev1.Pod, strays []*corev1.Pod) ([]
 			continue
 		}
 		if pod.Labels[tkestack.TemplateHashLabel] == t.hash {
+			p.plan.settled = append(p.plan.settled, pod)
 			p.revisionLabel(id, pod, t)
 			candidates = p.withClaims(candidates, nil, n, pod, t)
 			continue
@@ -388,6 +407,7 @@ func (p *planner) instances(owned map[int]*corev1.Pod, strays []*corev1.Pod) ([]
 			match, _ := CompareToTemplate(&want.Spec, &pod.Spec)
 			if match == RunsTemplate {
 				if u, ok := t.inPlaceUpdate(id, pod); ok && len(u.Images) == 0 {
+					p.plan.settled = append(p.plan.settled, pod)
 					p.plan.Relabels = append(p.plan.Relabels, u)
 					candidates = p.withClaims(candidates, nil, n, pod, t)
 					continue
@@ -513,6 +533,11 @@ func (p *planner) updates(candidates []candidate, available map[int]bool) {
 	}
 	forceMax := MaxUnavailable(tapp.Spec.UpdateStrategy.ForceUpdate.MaxUnavailable, wanted)
 	rollMax := MaxUnavailable(tapp.Spec.UpdateStrategy.MaxUnavailable, wanted)
+	for _, c := range candidates {
+		if isPreparing(c.pod) {
+			delete(available, c.n) // its hook holds a slot of the budget
+		}
+	}
 	var acted []candidate
 	for _, group := range []struct {
 		cands []candidate

@@ -64,6 +64,31 @@ func FuzzComputePlan(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(otherJSON, []byte(`[]`), uint8(1))
+	// Lifecycle hooks, pods in every state, and the TApp being deleted with its preDelete finalizer.
+	hooked := tapp.DeepCopy()
+	hooked.Spec.Lifecycle = &tkestackv1.TAppLifecycle{PreDelete: drainHook(true), InPlaceUpdate: drainHook(false)}
+	hookedJSON, err := json.Marshal(hooked)
+	if err != nil {
+		f.Fatal(err)
+	}
+	statePods := []*corev1.Pod{mustPod(f, tapp, "0"), mustPod(f, tapp, "1"), mustPod(f, tapp, "2"), mustPod(f, tapp, "4")}
+	statePods[0].Labels[tkestack.LifecycleStateLabel] = tkestack.LifecycleStatePreparingUpdate
+	statePods[0].Labels[drainLabel] = "true"
+	statePods[1].Labels[tkestack.LifecycleStateLabel] = tkestack.LifecycleStateUpdated
+	statePods[2].Spec.Containers[0].Image = "nginx:0"
+	statePods[3].Labels[tkestack.LifecycleStateLabel] = tkestack.LifecycleStatePreparingDelete
+	statePods[3].Finalizers = []string{"example.com/drain"}
+	statePodsJSON, err := json.Marshal(statePods)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(hookedJSON, statePodsJSON, uint8(0))
+	hooked.Finalizers = []string{tkestack.PreDeleteFinalizer}
+	hooked.DeletionTimestamp = &metav1.Time{Time: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+	if hookedJSON, err = json.Marshal(hooked); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(hookedJSON, statePodsJSON, uint8(1))
 	f.Add(tappJSON, []byte(`[null,{},{"metadata":{"name":"app-0","namespace":"ns"}},{"metadata":{"name":"app-99","namespace":"ns","labels":{"app":"web","tapp_instance_key":"99"}}}]`), uint8(3))
 	f.Add(tappJSON, []byte(`[{"metadata":{"name":"app-1","namespace":"ns","labels":{"app":"web","tapp_instance_key":"01"},"deletionTimestamp":"2020-01-01T00:00:00Z"},"spec":{"nodeName":"gone","readinessGates":[{"conditionType":"tkestack.io/InPlaceUpdate"}]},"status":{"phase":"Failed"}}]`), uint8(2))
 
@@ -101,6 +126,17 @@ func FuzzComputePlan(f *testing.F) {
 		plan := ComputePlan(tapp, pods, func(string) NodeState { return state }, now)
 		if err := checkPlanActions(tapp, pods, plan); err != nil {
 			t.Fatal(err)
+		}
+		before := countOf(plan)
+		plan = ApplyLifecycle(tapp, pods, OrderPlan(tapp, pods, plan))
+		if err := checkPlanActions(tapp, pods, plan); err != nil {
+			t.Fatal(err)
+		}
+		if err := checkLifecycle(tapp, pods, plan); err != nil {
+			t.Fatal(err)
+		}
+		if tapp.Spec.Lifecycle == nil && tapp.Spec.PodManagementPolicy != tkestackv1.OrderedReadyPodManagement && !anyStateLabel(pods) && countOf(plan) != before {
+			t.Fatalf("a TApp without lifecycle hooks: ApplyLifecycle changed the plan from %+v to %+v", before, countOf(plan))
 		}
 		plan.Topology = Topology{Zones: nodeState%2 == 1}
 		if err := checkNewPods(tapp, plan); err != nil {
@@ -338,6 +374,58 @@ func checkClaimActions(tapp *tkestackv1.TApp, storage Storage, plan *Plan) error
 	for _, s := range plan.Status.VolumeClaims {
 		if s.CompatibleReadyReplicas > s.CompatibleReplicas || s.CompatibleReplicas > WantedInstances(tapp) {
 			return fmt.Errorf("status.volumeClaims %+v out of bounds", s)
+		}
+	}
+	return nil
+}
+
+// anyStateLabel reports whether a pod carries the lifecycle state label.
+func anyStateLabel(pods []*corev1.Pod) bool {
+	for _, pod := range pods {
+		if pod != nil {
+			if _, ok := pod.Labels[tkestack.LifecycleStateLabel]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkLifecycle checks the hooks in plan: marks and waits are on pods of pods, and no pod that its hook holds
+// (in the hook's preparing state and hooked) is deleted, recreated or updated in place.
+func checkLifecycle(tapp *tkestackv1.TApp, pods []*corev1.Pod, plan *Plan) error {
+	byName := map[string]*corev1.Pod{}
+	for _, pod := range pods {
+		if pod != nil && pod.Namespace == tapp.Namespace {
+			byName[pod.Name] = pod
+		}
+	}
+	for _, m := range plan.LifecycleMarks {
+		if pod, ok := byName[m.PodName]; !ok || pod.UID != m.UID {
+			return fmt.Errorf("mark of %s (uid %q): no such pod", m.PodName, m.UID)
+		}
+	}
+	held := func(name, state string) bool {
+		pod := byName[name]
+		if pod == nil || pod.Labels[tkestack.LifecycleStateLabel] != state {
+			return false
+		}
+		hook, _ := hookFor(tapp, state)
+		return hook != nil && len(HookHolds(hook, pod)) > 0
+	}
+	for _, d := range plan.Deletes {
+		if (d.Reason == ReasonScaleDown || d.Reason == ReasonKilled || d.Reason == ReasonTAppDeleted) && held(d.PodName, tkestack.LifecycleStatePreparingDelete) {
+			return fmt.Errorf("delete of %s, which its preDelete hook holds", d.PodName)
+		}
+	}
+	for _, r := range plan.Recreates {
+		if held(r.PodName, tkestack.LifecycleStatePreparingDelete) {
+			return fmt.Errorf("recreate of %s, which its preDelete hook holds", r.PodName)
+		}
+	}
+	for _, u := range plan.InPlaceUpdates {
+		if held(u.PodName, tkestack.LifecycleStatePreparingUpdate) {
+			return fmt.Errorf("in-place update of %s, which its inPlaceUpdate hook holds", u.PodName)
 		}
 	}
 	return nil

@@ -104,6 +104,9 @@ func (p *Plan) NewPod(id string) (*corev1.Pod, error) {
 	if t.revision != "" {
 		pod.Labels[tkestack.ControllerRevisionHashLabel] = t.revision
 	}
+	if p.tapp.Spec.Lifecycle != nil {
+		pod.Labels[tkestack.LifecycleStateLabel] = tkestack.LifecycleStateNormal
+	}
 	return pod, nil
 }
 

@@ -88,6 +88,9 @@ func (c *templateCache) newPod(id string) (*corev1.Pod, error) {
 	if t.revision != "" {
 		pod.Labels[tkestack.ControllerRevisionHashLabel] = t.revision
 	}
+	if c.tapp.Spec.Lifecycle != nil {
+		pod.Labels[tkestack.LifecycleStateLabel] = tkestack.LifecycleStateNormal
+	}
 	return pod, nil
 }
 
@@ -181,7 +184,7 @@ type Gate struct {
 
 // ComputeGates returns the gate actions the pods of tapp need, by pod name: for every pod the TApp controls
 // that is not terminating nor finished, has the readiness gate and is not updated in place or relabelled by
-// plan. A pod whose update is in progress and neither done nor failed needs nothing.
+// plan. A pod in a preparing lifecycle state whose hook asks markPodNotReady keeps its condition False. A pod whose update is in progress and neither done nor failed needs nothing.
 func ComputeGates(tapp *tkestackv1.TApp, pods []*corev1.Pod, plan *Plan) []Gate {
 	updating := map[string]bool{}
 	for _, u := range plan.InPlaceUpdates {
@@ -208,7 +211,7 @@ func ComputeGates(tapp *tkestackv1.TApp, pods []*corev1.Pod, plan *Plan) []Gate 
 			default:
 				continue
 			}
-		case inplace.GateStatus(pod) != corev1.ConditionTrue:
+		case inplace.GateStatus(pod) != corev1.ConditionTrue && !keepsNotReady(tapp, pod):
 			g.Action = GateTrue
 		default:
 			continue

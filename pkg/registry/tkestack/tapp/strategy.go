@@ -9,6 +9,7 @@ package tapp
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,6 +66,7 @@ func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 	tapp := obj.(*tkestack.TApp)
 	tapp.Status = tkestack.TAppStatus{ScaleLabelSelector: scaleSelector(tapp)}
 	tapp.Generation = 1
+	syncPreDeleteFinalizer(tapp)
 }
 
 // PrepareForUpdate keeps the stored status and bumps the generation when the spec changes. A value
@@ -82,6 +84,28 @@ func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	newTApp.Status.ScaleLabelSelector = scaleSelector(newTApp)
 	if specChanged(&newTApp.Spec, &oldTApp.Spec) {
 		newTApp.Generation = oldTApp.Generation + 1
+	}
+	syncPreDeleteFinalizer(newTApp)
+}
+
+// syncPreDeleteFinalizer gives a TApp with spec.lifecycle.preDelete the finalizer tkestack.PreDeleteFinalizer,
+// and takes it from one without, so that deleting the TApp waits for its pods' preDelete hooks. A TApp being
+// deleted is left as the request has it: finalizers cannot be added then, and the controller removes its
+// own once the pods are done with.
+func syncPreDeleteFinalizer(tapp *tkestack.TApp) {
+	if tapp.DeletionTimestamp != nil {
+		return
+	}
+	want := tapp.Spec.Lifecycle != nil && tapp.Spec.Lifecycle.PreDelete != nil
+	has := slices.Contains(tapp.Finalizers, tkestack.PreDeleteFinalizer)
+	switch {
+	case want && !has:
+		tapp.Finalizers = append(tapp.Finalizers, tkestack.PreDeleteFinalizer)
+	case !want && has:
+		tapp.Finalizers = slices.DeleteFunc(tapp.Finalizers, func(f string) bool { return f == tkestack.PreDeleteFinalizer })
+		if len(tapp.Finalizers) == 0 {
+			tapp.Finalizers = nil
+		}
 	}
 }
 

@@ -117,6 +117,11 @@ type TAppSpecApplyConfiguration struct {
 	// that key. None adds none. The constraints are not part of the template: adding them, or changing this
 	// field, never restarts a pod; they apply to pods created afterwards.
 	SpreadPolicy *tkestackv1.SpreadPolicyType `json:"spreadPolicy,omitempty"`
+	// Lifecycle holds hooks that let another tool (a drainer, a traffic manager) finish its work on a pod
+	// before the controller deletes or updates it. Each pod's stage is in its tkestack.io/lifecycle-state
+	// label (Normal, PreparingUpdate, Updating, Updated, PreparingDelete). Unset, pods are deleted and
+	// updated at once, as without hooks.
+	Lifecycle *TAppLifecycleApplyConfiguration `json:"lifecycle,omitempty"`
 }
 
 // TAppSpecApplyConfiguration constructs a declarative configuration of the TAppSpec type for use with
@@ -313,5 +318,13 @@ func (b *TAppSpecApplyConfiguration) WithProgressDeadlineSeconds(value int32) *T
 // If called multiple times, the SpreadPolicy field is set to the value of the last call.
 func (b *TAppSpecApplyConfiguration) WithSpreadPolicy(value tkestackv1.SpreadPolicyType) *TAppSpecApplyConfiguration {
 	b.SpreadPolicy = &value
+	return b
+}
+
+// WithLifecycle sets the Lifecycle field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Lifecycle field is set to the value of the last call.
+func (b *TAppSpecApplyConfiguration) WithLifecycle(value *TAppLifecycleApplyConfiguration) *TAppSpecApplyConfiguration {
+	b.Lifecycle = value
 	return b
 }
