@@ -341,7 +341,7 @@ func renderClaimExpansion(b *strings.Builder, runs []ClaimExpansionRun) {
 		if r.TemplateUpdate == "accepted" {
 			p("Raising `spec.volumeClaimTemplates[0]` storage: accepted. ")
 		} else if r.TemplateUpdate != "" {
-			p("Raising `spec.volumeClaimTemplates[0]` storage: refused (%d): `%s` ", r.TemplateUpdateCode, r.TemplateUpdate)
+			p("Raising `spec.volumeClaimTemplates[0]` storage: refused (%d): `%s`. ", r.TemplateUpdateCode, r.TemplateUpdate)
 		}
 		p("The claim template says %s afterwards", r.TemplateStorageAfter)
 		if r.NewInstanceClaimStorage != "" {
