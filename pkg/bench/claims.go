@@ -428,6 +428,8 @@ func (b *bench) runClaimKind(ctx context.Context, k claimKind, n int, pids map[s
 	before := pods.restartCounts()
 	pods.mark(imageV1, n)
 	claims.mark(claimSizeAfter)
+	direct := directConfig(b.cluster, b.clientConfig)
+	actionsBefore, actionsErr := controllerActionCounts(ctx, direct)
 	meter := b.startRoll(ctx, pids)
 	start := meter.start
 	if err := k.expand(ctx, run, n); err != nil {
@@ -452,6 +454,11 @@ func (b *bench) runClaimKind(ctx context.Context, k claimKind, n int, pids map[s
 		}
 	}
 	meter.finish(ctx, &run.RollRun)
+	if actionsErr == nil && k.kind == kindTApp {
+		if after, err := controllerActionCounts(ctx, direct); err == nil {
+			run.ControllerActions = requestDelta(actionsBefore, after)
+		}
+	}
 	b.logf("claims     %-20s %d claims %s→%s in %6.2fs, at most %d resizing at once, pods kept %d (restarts %d), recreated %d, kube-apiserver %.2f CPU ms and %.2f writes per instance, completed=%v",
 		k.kind, n, claimSizeBefore, claimSizeAfter, run.Seconds, run.MaxClaimsResizing, run.PodsKept, run.ContainerRestarts, run.PodsRecreated,
 		run.KubeAPIServerCPUMsPerInstance, run.KubeAPIWritesPerInstance, ok)

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -69,6 +70,7 @@ func claimRuns() []ClaimExpansionRun {
 	}
 	tapp, sts := run(kindTApp, 10, 5, 0, 0), run(kindStatefulSet, 8, 6.4, 0, 0)
 	tapp.How, tapp.ClaimStatus = "the TApp controller", "100/100 compatible/ready, VolumeClaimsUpdated True (Updated)"
+	tapp.ControllerActions = map[string]int{"expand-claim": 120, "update-status": 20, "expand-claim (error)": 1}
 	sts.How, sts.TemplateStorageAfter, sts.NewInstanceClaimStorage = "a client loop", "1Gi", "1Gi"
 	sts.TemplateUpdate, sts.TemplateUpdateCode = `StatefulSet.apps "bench" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas' are forbidden`, 422
 	return []ClaimExpansionRun{tapp, sts}
@@ -104,6 +106,7 @@ func TestRenderClaimExpansion(t *testing.T) {
 		"- **StatefulSet**: a client loop. Raising `spec.volumeClaimTemplates[0]` storage: refused (422): `StatefulSet.apps \"bench\" is invalid: spec: Forbidden:",
 		"The claim template says 1Gi afterwards; an instance added afterwards (N→N+1) got a claim of 1Gi.",
 		"status.volumeClaims `data` 100/100 compatible/ready, VolumeClaimsUpdated True (Updated).",
+		"The controller's API actions during the expansion: expand-claim 120, update-status 20, expand-claim (error) 1.\n",
 		"| TApp | 500 | 0 | PATCH persistentvolumeclaims/status 400, PATCH persistentvolumeclaims 100 |",
 		"| claim expansion: TApp pods recreated + container restarts | 0 | 0 pods | yes |",
 	} {
@@ -115,5 +118,28 @@ func TestRenderClaimExpansion(t *testing.T) {
 	res.ClaimExpansion[0].ContainerRestarts = 2
 	if got := evaluateTargets(res); len(got) != 1 || got[0].Met || got[0].Value != 2 {
 		t.Errorf("targets with 2 restarts: %+v, want one, missed, value 2", got)
+	}
+}
+
+// TestParseCounter: the samples of one labelled counter, whatever else the exposition holds.
+func TestParseCounter(t *testing.T) {
+	text := `# HELP tapp_controller_actions_total API actions of the TApp controller.
+# TYPE tapp_controller_actions_total counter
+tapp_controller_actions_total{action="expand-claim",result="success"} 1204
+tapp_controller_actions_total{action="expand-claim",result="error"} 2
+tapp_controller_actions_totally{action="x",result="success"} 5
+tapp_controller_sync_duration_seconds_count{result="success"} 40
+apiserver_request_total{code="201",verb="POST",resource="pods"} 3
+`
+	samples, err := parseCounter(strings.NewReader(text), "tapp_controller_actions_total")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []metricSample{
+		{labels: map[string]string{"action": "expand-claim", "result": "success"}, value: 1204},
+		{labels: map[string]string{"action": "expand-claim", "result": "error"}, value: 2},
+	}
+	if !reflect.DeepEqual(samples, want) {
+		t.Errorf("samples %+v, want %+v", samples, want)
 	}
 }

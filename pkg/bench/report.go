@@ -350,7 +350,11 @@ func renderClaimExpansion(b *strings.Builder, runs []ClaimExpansionRun) {
 		if r.ClaimStatus != "" {
 			p("; status.volumeClaims `%s` %s", claimTemplateName, r.ClaimStatus)
 		}
-		p(".\n")
+		p(".")
+		if len(r.ControllerActions) > 0 {
+			p(" The controller's API actions during the expansion: %s.", countsText(r.ControllerActions))
+		}
+		p("\n")
 	}
 	p("\nWrite requests kube-apiserver received during the expansion (the user's patches included; events, leases and endpoints left out):\n\n")
 	p("| kind | writes | of which 409 Conflict | by verb and resource |\n|---|---|---|---|\n")
@@ -359,6 +363,25 @@ func renderClaimExpansion(b *strings.Builder, runs []ClaimExpansionRun) {
 		p("| %s | %d | %d | %s |\n", r.Kind, total, conflicts, parts)
 	}
 	p("\n")
+}
+
+// countsText lists counts as "key count", largest first, then by key.
+func countsText(counts map[string]int) string {
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if counts[keys[i]] != counts[keys[j]] {
+			return counts[keys[i]] > counts[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, counts[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // rollColumns are the columns every roll table shares (sections 4, 4b, 4c); rollCells fills them.

@@ -274,6 +274,9 @@ type ClaimExpansionRun struct {
 	// their restartCount (PodsRecreated: the others).
 	PodsKept          int `json:"podsKept"`
 	ContainerRestarts int `json:"containerRestarts"`
+	// ControllerActions are, for the TApp, its controller's API actions during the expansion, by "action"
+	// and, for results other than success, "action (result)" (tapp_controller_actions_total).
+	ControllerActions map[string]int `json:"controllerActions,omitempty"`
 	// ClaimStatus is, for the TApp, status.volumeClaims and the VolumeClaimsUpdated condition at the end.
 	ClaimStatus string `json:"claimStatus,omitempty"`
 	// TimeRatioToStatefulSet and WritesRatioToStatefulSet are Seconds and KubeAPIWritesPerInstance over
