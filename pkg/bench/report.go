@@ -247,7 +247,6 @@ func renderMarkdown(res *Results) string {
 		}
 		p("\n")
 	}
-	renderClaimExpansion(&b, res.ClaimExpansion)
 	if m := res.RolloutModelled; m != nil {
 		c := m.NodeCost
 		p("### 4c. Modelled node cost: scale-up and rolling image update\n\n")
@@ -257,6 +256,7 @@ func renderMarkdown(res *Results) string {
 			c.SandboxCreate, c.ImagePull, c.ContainerStart, c.VolumeAttach)
 		renderWorkloads(&b, "#### Scale-up", "#### Rolling image update", "modelled node cost", m.ScaleUp, nil, m.RollingUpdate)
 	}
+	renderClaimExpansion(&b, res.ClaimExpansion)
 	if f := res.FanOut; f != nil {
 		p("### 5. YurtAppDaemon fan-out (%d NodePools)\n\n", f.NodePools)
 		if !f.Registered {
