@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
@@ -260,5 +261,83 @@ func TestNewClaimTemplateRecreatesOnePodWithItsClaim(t *testing.T) {
 	}
 	if !mounted {
 		t.Errorf("web-0 volumes %v, want logs-web-0 mounted", pod.Spec.Volumes)
+	}
+}
+
+// TestClaimEventsEnqueueTheTAppWhoseClaimsFollow: a change or the deletion of an instance claim enqueues a
+// TApp whose claims follow their templates, even when its selector's labels are not on the claim (a
+// matchExpressions selector); a TApp without the strategy is not woken by a claim it does not control or
+// select, and an unrelated claim wakes nobody.
+func TestClaimEventsEnqueueTheTAppWhoseClaimsFollow(t *testing.T) {
+	h := withClaims(t, "standard", true)
+	queued(h.ctrl)
+	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "data-web-1", Labels: map[string]string{"other": "x"}}}
+	h.ctrl.claimChanged(claim)
+	if got := queued(h.ctrl); len(got) != 1 || got[0] != "ns/web" {
+		t.Errorf("queued %v after a claim change, want ns/web", got)
+	}
+	h.ctrl.claimDeleted(cache.DeletedFinalStateUnknown{Key: "ns/data-web-1", Obj: claim})
+	if got := queued(h.ctrl); len(got) != 1 || got[0] != "ns/web" {
+		t.Errorf("queued %v after a claim deletion, want ns/web", got)
+	}
+	unrelated := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "data-other-1"}}
+	h.ctrl.claimDeleted(unrelated)
+	if got := queued(h.ctrl); len(got) != 0 {
+		t.Errorf("queued %v after an unrelated claim's deletion, want nothing", got)
+	}
+	h.setSpec(func(tapp *tkestackv1.TApp) { tapp.Spec.VolumeClaimUpdateStrategy = nil })
+	queued(h.ctrl)
+	h.ctrl.claimDeleted(claim)
+	if got := queued(h.ctrl); len(got) != 0 {
+		t.Errorf("queued %v without a strategy, want nothing", got)
+	}
+}
+
+// TestOnDeleteRecreatesTheClaimBeforeThePod: under OnDelete with onIncompatibleChange Recreate, a class
+// change touches no running instance; once a pod is deleted, its claim is deleted first (bound to its UID)
+// and the pod is not created while the claim exists; once the claim is gone, the claim is created from the
+// new template and then the pod.
+func TestOnDeleteRecreatesTheClaimBeforeThePod(t *testing.T) {
+	h := withClaims(t, "standard", true)
+	h.setSpec(func(tapp *tkestackv1.TApp) {
+		tapp.Spec.VolumeClaimUpdateStrategy = &tkestackv1.TAppVolumeClaimUpdateStrategy{Type: tkestackv1.OnDeleteVolumeClaimUpdateStrategyType,
+			OnIncompatibleChange: tkestackv1.RecreateVolumeClaimIncompatibleChange}
+		tapp.Spec.VolumeClaimTemplates[0].Spec.StorageClassName = ptr.To("fast")
+	})
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.actions("delete", "pods")) + len(h.actions("delete", "persistentvolumeclaims")); n != 0 {
+		t.Fatalf("%d deletions under OnDelete with every pod running, want none", n)
+	}
+	// A user deletes pod web-1.
+	if err := h.kube.CoreV1().Pods("ns").Delete(context.Background(), "web-1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.showPods()
+	h.kube.ClearActions()
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	deletes := h.actions("delete", "persistentvolumeclaims")
+	if len(deletes) != 1 || deletes[0].(clienttesting.DeleteAction).GetName() != "data-web-1" ||
+		*deletes[0].(clienttesting.DeleteAction).GetDeleteOptions().Preconditions.UID != "uid-data-web-1" {
+		t.Fatalf("claim deletes %v, want data-web-1 bound to its UID", deletes)
+	}
+	if creates := h.actions("create", "pods"); len(creates) != 0 {
+		t.Fatalf("pod created while its claim is being recreated: %v", creates)
+	}
+	// The claim is gone: the claim is created from the new template, then the pod.
+	h.showClaims()
+	h.kube.ClearActions()
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	claim, err := h.kube.CoreV1().PersistentVolumeClaims("ns").Get(context.Background(), "data-web-1", metav1.GetOptions{})
+	if err != nil || claim.Spec.StorageClassName == nil || *claim.Spec.StorageClassName != "fast" {
+		t.Fatalf("claim data-web-1 %+v (%v), want it created in class fast", claim, err)
+	}
+	if creates := h.actions("create", "pods"); len(creates) != 1 {
+		t.Errorf("pod creates %v, want web-1", creates)
 	}
 }

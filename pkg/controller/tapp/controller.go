@@ -130,7 +130,7 @@ func NewController(kubeClient, podStatusClient kubernetes.Interface, client vers
 			AddFunc: c.podAdded, UpdateFunc: c.podUpdated, DeleteFunc: c.podDeleted,
 		}),
 		c.loop.Watch(claimInformer.Informer(), cache.ResourceEventHandlerFuncs{
-			AddFunc: c.claimChanged, UpdateFunc: func(_, obj any) { c.claimChanged(obj) },
+			AddFunc: c.claimChanged, UpdateFunc: func(_, obj any) { c.claimChanged(obj) }, DeleteFunc: c.claimDeleted,
 		}),
 		c.loop.Watch(classInformer.Informer(), cache.ResourceEventHandlerFuncs{
 			AddFunc: c.storageClassChanged, UpdateFunc: func(_, obj any) { c.storageClassChanged(obj) },
@@ -276,14 +276,37 @@ func (c *Controller) podDeleted(obj any) {
 	c.queue.Add(key)
 }
 
+// claimDeleted enqueues the TApps whose claims follow their templates and of which the claim was an
+// instance claim: an instance whose claim is recreated waits for the old one to be gone.
+func (c *Controller) claimDeleted(obj any) {
+	if claim, ok := workloop.Deleted[*corev1.PersistentVolumeClaim](obj); ok {
+		c.enqueueFollowing(claim)
+	}
+}
+
+// enqueueFollowing enqueues the TApps of the claim's namespace whose claims follow their templates
+// (spec.volumeClaimUpdateStrategy.type set) and whose instance claim it is, whatever its labels.
+func (c *Controller) enqueueFollowing(claim *corev1.PersistentVolumeClaim) {
+	tapps, err := c.tapps.TApps(claim.Namespace).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, tapp := range tapps {
+		if policy.VolumeClaimUpdateType(tapp) != "" && policy.IsInstanceClaim(tapp, claim.Name) {
+			c.loop.Enqueue(tapp)
+		}
+	}
+}
+
 // claimChanged enqueues the TApp that controls a claim, or, for an orphan claim, the TApps whose selector
-// matches it (they may adopt it).
+// matches it (they may adopt it) and those whose instance claim it is (enqueueFollowing).
 func (c *Controller) claimChanged(obj any) {
 	claim, ok := obj.(*corev1.PersistentVolumeClaim)
 	if !ok {
 		return
 	}
 	if metav1.GetControllerOfNoCopy(claim) == nil {
+		c.enqueueFollowing(claim)
 		tapps, err := c.tapps.TApps(claim.Namespace).List(labels.Everything())
 		if err != nil {
 			return
@@ -320,12 +343,21 @@ func (c *Controller) storageClassChanged(any) {
 }
 
 // storage is what the policy needs of the TApp's claims and the cluster's storage classes while its
-// claims follow their templates (spec.volumeClaimUpdateStrategy.type set); claims are claimsOf's.
-func (c *Controller) storage(tapp *tkestackv1.TApp, claims []*corev1.PersistentVolumeClaim) policy.Storage {
-	if policy.VolumeClaimUpdateType(tapp) == "" {
+// claims follow their templates (spec.volumeClaimUpdateStrategy.type set): the cached claims of its namespace
+// named as its instances' claims (whatever their labels: a selector of matchExpressions alone does not put
+// its labels on the claims), and whether each class allows volume expansion.
+func (c *Controller) storage(tapp *tkestackv1.TApp) policy.Storage {
+	if policy.VolumeClaimUpdateType(tapp) == "" || len(tapp.Spec.VolumeClaimTemplates) == 0 {
 		return policy.Storage{}
 	}
-	s := policy.Storage{Claims: claims, Expansion: map[string]bool{}}
+	s := policy.Storage{Expansion: map[string]bool{}}
+	if all, err := c.claims.PersistentVolumeClaims(tapp.Namespace).List(labels.Everything()); err == nil {
+		for _, claim := range all {
+			if policy.IsInstanceClaim(tapp, claim.Name) {
+				s.Claims = append(s.Claims, claim)
+			}
+		}
+	}
 	if classes, err := c.classes.List(labels.Everything()); err == nil {
 		for _, class := range classes {
 			s.Expansion[class.Name] = class.AllowVolumeExpansion != nil && *class.AllowVolumeExpansion

@@ -66,7 +66,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			errs = append(errs, err)
 		}
 	}
-	plan := policy.OrderPlan(tapp, pods, policy.ComputePlanWithStorage(tapp, revisions, c.storage(tapp, claims), pods, c.nodeState, c.clock.Now()))
+	plan := policy.OrderPlan(tapp, pods, policy.ComputePlanWithStorage(tapp, revisions, c.storage(tapp), pods, c.nodeState, c.clock.Now()))
 	if len(plan.Creates) > 0 {
 		plan.Topology = c.topology()
 	}

@@ -228,8 +228,8 @@ const (
 	// OnPodRollingUpdateVolumeClaimUpdateStrategyType: the claims follow the templates through the rolling
 	// update, within the budgets of spec.updateStrategy (maxUnavailable for instances on the rolling
 	// template, forceUpdate.maxUnavailable for the others), in ascending id order, and not while paused nor
-	// below the partition. An instance whose claim is being resized counts as unavailable, so at most
-	// maxUnavailable instances resize at once.
+	// below the partition. An instance whose claim is being resized (or whose resize failed, until it
+	// recovers) counts as unavailable, so at most maxUnavailable instances resize at once.
 	OnPodRollingUpdateVolumeClaimUpdateStrategyType VolumeClaimUpdateStrategyType = "OnPodRollingUpdate"
 	// OnDeleteVolumeClaimUpdateStrategyType: the claims of an instance follow the templates only when its pod
 	// is created again for another reason (deleted by a user, recreated by an update, revived after Killed):

@@ -222,6 +222,12 @@ func PlanClaimRetention(tapp *tkestackv1.TApp, pods []*corev1.Pod, claims []*cor
 	return changes
 }
 
+// IsInstanceClaim reports whether name is the name of a claim of one of the TApp's instances
+// (<claim>-<tapp>-<id> for one of its volumeClaimTemplates).
+func IsInstanceClaim(tapp *tkestackv1.TApp, name string) bool {
+	return instanceOfClaim(tapp, name) != ""
+}
+
 // instanceOfClaim returns the instance id of an instance claim of the TApp, or "" for another claim.
 func instanceOfClaim(tapp *tkestackv1.TApp, name string) string {
 	id := claimID(tapp, name)

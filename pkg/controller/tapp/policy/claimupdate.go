@@ -297,7 +297,10 @@ func claimsFollowRollingUpdate(tapp *tkestackv1.TApp) bool {
 // without an entry has no pod).
 func claimsStatus(tapp *tkestackv1.TApp, idx *claimIndex, owned map[int]*corev1.Pod) ([]tkestackv1.TAppVolumeClaimStatus, *metav1.Condition) {
 	templates := tapp.Spec.VolumeClaimTemplates
-	out := make([]tkestackv1.TAppVolumeClaimStatus, len(templates))
+	var out []tkestackv1.TAppVolumeClaimStatus
+	if len(templates) > 0 {
+		out = make([]tkestackv1.TAppVolumeClaimStatus, len(templates))
+	}
 	for i := range templates {
 		out[i].VolumeClaimName = templates[i].Name
 	}
