@@ -240,6 +240,8 @@ type claimKind struct {
 	expanded func(ctx context.Context) bool
 	// templateStorage reads the storage request of the workload's claim template.
 	templateStorage func(ctx context.Context) (string, error)
+	// claimStatus, when set, reads what the workload's status says of its claims.
+	claimStatus func(ctx context.Context) (string, error)
 }
 
 // runClaimExpansion is section 4d: per kind, N instances with one claim of claimSizeBefore each, then the
@@ -300,6 +302,13 @@ func (b *bench) runClaimExpansion(ctx context.Context, budget Budget) ([]ClaimEx
 			}
 			q := t.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage]
 			return q.String(), nil
+		},
+		claimStatus: func(ctx context.Context) (string, error) {
+			t, err := tapps.Get(ctx, "bench", metav1.GetOptions{})
+			if err != nil {
+				return "", err
+			}
+			return tappClaimState(t), nil
 		},
 	}, {
 		kind: kindStatefulSet, namespace: "cl-statefulset",
@@ -462,9 +471,9 @@ func (b *bench) runClaimKind(ctx context.Context, k claimKind, n int, pids map[s
 	b.logf("claims     %-20s %d claims %s→%s in %6.2fs, at most %d resizing at once, pods kept %d (restarts %d), recreated %d, kube-apiserver %.2f CPU ms and %.2f writes per instance, completed=%v",
 		k.kind, n, claimSizeBefore, claimSizeAfter, run.Seconds, run.MaxClaimsResizing, run.PodsKept, run.ContainerRestarts, run.PodsRecreated,
 		run.KubeAPIServerCPUMsPerInstance, run.KubeAPIWritesPerInstance, ok)
-	if k.kind == kindTApp {
-		if t, err := b.tappClaimState(ctx, k.namespace); err == nil {
-			run.ClaimStatus = t
+	if k.claimStatus != nil {
+		if run.ClaimStatus, err = k.claimStatus(ctx); err != nil {
+			return run, fmt.Errorf("reading the claims' status: %w", err)
 		}
 	}
 	if run.TemplateStorageAfter, err = k.templateStorage(ctx); err != nil {
@@ -495,22 +504,14 @@ func (b *bench) runClaimKind(ctx context.Context, k claimKind, n int, pids map[s
 	return run, nil
 }
 
-// tappClaimState is the TApp's status.volumeClaims of the claim template and its VolumeClaimsUpdated
+// tappClaimState is a TApp's status.volumeClaims of the claim template and its VolumeClaimsUpdated
 // condition: "N/N compatible/ready, VolumeClaimsUpdated True (Updated)".
-func (b *bench) tappClaimState(ctx context.Context, ns string) (string, error) {
-	client, err := versioned.NewForConfig(b.clientConfig)
-	if err != nil {
-		return "", err
-	}
-	t, err := client.TKEStackAppsV1().TApps(ns).Get(ctx, "bench", metav1.GetOptions{})
-	if err != nil {
-		return "", err
-	}
+func tappClaimState(t *tkestackv1.TApp) string {
 	out := claimStatusText(t) + " compatible/ready"
 	if c := meta.FindStatusCondition(t.Status.Conditions, tkestackv1.TAppVolumeClaimsUpdated); c != nil {
 		out += fmt.Sprintf(", %s %s (%s)", c.Type, c.Status, c.Reason)
 	}
-	return out, nil
+	return out
 }
 
 // deleteClaims deletes the claims left in ns (both kinds retain them); their volumes are then deleted by

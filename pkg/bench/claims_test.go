@@ -7,6 +7,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 )
 
 // claimAt is a bound claim requesting request with capacity capacity.
@@ -141,5 +144,21 @@ apiserver_request_total{code="201",verb="POST",resource="pods"} 3
 	}
 	if !reflect.DeepEqual(samples, want) {
 		t.Errorf("samples %+v, want %+v", samples, want)
+	}
+}
+
+func TestTAppClaimState(t *testing.T) {
+	tapp := &tkestackv1.TApp{Status: tkestackv1.TAppStatus{
+		VolumeClaims: []tkestackv1.TAppVolumeClaimStatus{
+			{VolumeClaimName: "other", CompatibleReplicas: 1, CompatibleReadyReplicas: 1},
+			{VolumeClaimName: claimTemplateName, CompatibleReplicas: 1000, CompatibleReadyReplicas: 998},
+		},
+		Conditions: []metav1.Condition{{Type: tkestackv1.TAppVolumeClaimsUpdated, Status: metav1.ConditionFalse, Reason: "Updating"}},
+	}}
+	if got, want := tappClaimState(tapp), "1000/998 compatible/ready, VolumeClaimsUpdated False (Updating)"; got != want {
+		t.Errorf("tappClaimState = %q, want %q", got, want)
+	}
+	if got := claimStatusText(&tkestackv1.TApp{}); got != "" {
+		t.Errorf("claimStatusText without status.volumeClaims = %q, want empty", got)
 	}
 }
