@@ -11,13 +11,15 @@
 //  4. rolling image update of 1000 instances at maxUnavailable 25%: TApp in place, StatefulSet, Deployment,
 //     at each budget;
 //     4b. ("resize") a change of the container resources of 1000 instances: TApp in place, StatefulSet;
+//     4d. ("claims") the claims of 1000 instances raised from 1Gi to 2Gi: by the TApp controller, and by a
+//     user patching each claim of a StatefulSet, whose claim template cannot be raised;
 //     4c. ("rollout-modelled") scale-up and rolling image update of TApp and StatefulSet on a cluster whose
 //     pod simulator models what a node spends on a pod (localcluster.PublishedNodeCost);
 //  5. YurtAppDaemon fan-out over 100 NodePools.
 //
 // Sections 1-2 run on a cluster whose tapp-apiserver runs no controllers (the CRD has none either);
 // sections 3-4 on a fresh cluster with the controllers per budget (the budget is a process flag), the first
-// of which also runs 4b and 5; 4c on a cluster of its own at the first budget. Run it with `make bench`;
+// of which also runs 4b, 4d and 5; 4c on a cluster of its own at the first budget. Run it with `make bench`;
 // docs/benchmarks.md explains the method and records the latest run.
 package bench
 
@@ -106,8 +108,8 @@ func Main() int {
 	flag.StringVar(&opts.serverBinary, "server-binary", "bin/tapp-apiserver", "the tapp-apiserver binary")
 	flag.StringVar(&opts.outDir, "out", "_output/bench", "where results.json, results.md and the clusters' files go")
 	flag.Float64Var(&opts.scale, "scale", 1, "multiplies every count (operations, objects, pods, pools); 1 is the full run")
-	flag.StringVar(&sections, "sections", "memory,api,admission,workloads,rollout,resize,fanout,rollout-modelled", "sections to run")
-	flag.StringVar(&budgets, "budgets", "100/200,2000/2500", "client QPS/burst of tapp-apiserver's controllers, kube-controller-manager and the bare client: sections 3 and 4 run at each, on a cluster each; the first is also the budget of 4b, 4c and 5")
+	flag.StringVar(&sections, "sections", "memory,api,admission,workloads,rollout,resize,claims,fanout,rollout-modelled", "sections to run")
+	flag.StringVar(&budgets, "budgets", "100/200,2000/2500", "client QPS/burst of tapp-apiserver's controllers, kube-controller-manager and the bare client: sections 3 and 4 run at each, on a cluster each; the first is also the budget of 4b, 4c, 4d and 5")
 	flag.Float64Var(&qps, "controller-qps", 0, "with --controller-burst, a single budget (overrides --budgets)")
 	flag.IntVar(&burst, "controller-burst", 0, "see --controller-qps")
 	flag.IntVar(&opts.controllerWorkers, "controller-workers", 5, "tapp-apiserver --controller-workers (kube-controller-manager's concurrent syncs default to 5)")
@@ -262,7 +264,7 @@ func run(opts options) error {
 	}
 	for i, budget := range opts.budgets {
 		first := i == 0
-		if !opts.sections["workloads"] && !opts.sections["rollout"] && !(first && (opts.sections["resize"] || opts.sections["fanout"])) {
+		if !opts.sections["workloads"] && !opts.sections["rollout"] && !(first && (opts.sections["resize"] || opts.sections["claims"] || opts.sections["fanout"])) {
 			continue
 		}
 		cfg := atBudget(budget)
@@ -462,7 +464,8 @@ func (b *bench) admissionSection(ctx context.Context) error {
 	return nil
 }
 
-// workloadSections runs sections 3 and 4 at the cluster's budget, and on the first budget's cluster 4b and 5.
+// workloadSections runs sections 3 and 4 at the cluster's budget, and on the first budget's cluster 4b, 4d
+// and 5.
 func (b *bench) workloadSections(ctx context.Context, budget Budget, first bool) error {
 	if b.opts.sections["workloads"] || b.opts.sections["rollout"] {
 		kinds := []string{kindTApp, kindStatefulSet, kindDeployment, kindLimit, kindLimitGate}
@@ -483,6 +486,13 @@ func (b *bench) workloadSections(ctx context.Context, budget Budget, first bool)
 			b.fail("resize: %v", err)
 		}
 		b.res.Resize = runs
+	}
+	if b.opts.sections["claims"] {
+		runs, err := b.runClaimExpansion(ctx, budget)
+		if err != nil {
+			b.fail("claim expansion: %v", err)
+		}
+		b.res.ClaimExpansion = runs
 	}
 	if b.opts.sections["fanout"] {
 		registered := false

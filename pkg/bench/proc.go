@@ -170,6 +170,54 @@ func loadAverage() float64 {
 // requestCounts scrapes apiserver_request_total of a server's /metrics and sums it by
 // "verb resource[/subresource]", codes of 400 and above apart, counting only the write verbs.
 func requestCounts(ctx context.Context, cfg *rest.Config) (map[string]float64, error) {
+	samples, err := scrapeCounter(ctx, cfg, "apiserver_request_total")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, s := range samples {
+		switch s.labels["verb"] {
+		case "WATCH", "LIST", "GET":
+			continue
+		}
+		key := s.labels["verb"] + " " + s.labels["resource"]
+		if s.labels["subresource"] != "" {
+			key += "/" + s.labels["subresource"]
+		}
+		if s.labels["code"] >= "400" {
+			key += " (" + s.labels["code"] + ")"
+		}
+		out[key] += s.value
+	}
+	return out, nil
+}
+
+// controllerActionCounts scrapes the TApp controller's tapp_controller_actions_total of tapp-apiserver's
+// /metrics by "action", results other than success apart ("action (result)").
+func controllerActionCounts(ctx context.Context, cfg *rest.Config) (map[string]float64, error) {
+	samples, err := scrapeCounter(ctx, cfg, "tapp_controller_actions_total")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, s := range samples {
+		key := s.labels["action"]
+		if r := s.labels["result"]; r != "success" {
+			key += " (" + r + ")"
+		}
+		out[key] += s.value
+	}
+	return out, nil
+}
+
+// metricSample is one sample of a counter with labels.
+type metricSample struct {
+	labels map[string]string
+	value  float64
+}
+
+// scrapeCounter reads the samples of the labelled counter name from a server's /metrics.
+func scrapeCounter(ctx context.Context, cfg *rest.Config, name string) ([]metricSample, error) {
 	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, err
@@ -185,37 +233,36 @@ func requestCounts(ctx context.Context, cfg *rest.Config) (map[string]float64, e
 		return nil, err
 	}
 	defer resp.Body.Close()
-	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
+	return parseCounter(resp.Body, name)
+}
+
+// parseCounter reads the samples of the labelled counter name from the text exposition format (label
+// values without commas or escaped quotes, as those of the counters read here).
+func parseCounter(r io.Reader, name string) ([]metricSample, error) {
+	var out []metricSample
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	prefix := name + "{"
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "apiserver_request_total{") {
+		if !strings.HasPrefix(line, prefix) {
 			continue
 		}
 		end := strings.LastIndex(line, "}")
+		if end < len(prefix) {
+			continue
+		}
 		labels := map[string]string{}
-		for _, kv := range strings.Split(line[len("apiserver_request_total{"):end], ",") {
+		for _, kv := range strings.Split(line[len(prefix):end], ",") {
 			if i := strings.Index(kv, "="); i > 0 {
 				labels[kv[:i]] = strings.Trim(kv[i+1:], `"`)
 			}
-		}
-		switch labels["verb"] {
-		case "WATCH", "LIST", "GET":
-			continue
 		}
 		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
 		if err != nil {
 			continue
 		}
-		key := labels["verb"] + " " + labels["resource"]
-		if labels["subresource"] != "" {
-			key += "/" + labels["subresource"]
-		}
-		if labels["code"] >= "400" {
-			key += " (" + labels["code"] + ")"
-		}
-		out[key] += v
+		out = append(out, metricSample{labels: labels, value: v})
 	}
 	return out, sc.Err()
 }

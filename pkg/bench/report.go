@@ -90,6 +90,12 @@ func evaluateTargets(res *Results) []Target {
 		add("rolling update"+at+": TApp max unavailable observed", fmt.Sprintf("≤ %d (%s of %d)", allowed, tapp.MaxUnavailable, tapp.Replicas), "pods",
 			float64(tapp.MaxUnavailableObserved), tapp.Completed, tapp.MaxUnavailableObserved <= allowed)
 	}
+	for _, r := range res.ClaimExpansion {
+		if r.Kind == kindTApp {
+			add("claim expansion: TApp pods recreated + container restarts", "0", "pods", float64(r.PodsRecreated+r.ContainerRestarts),
+				r.Completed, r.PodsRecreated+r.ContainerRestarts == 0)
+		}
+	}
 	if f := res.FanOut; f != nil {
 		for _, v := range []struct {
 			name string
@@ -250,6 +256,7 @@ func renderMarkdown(res *Results) string {
 			c.SandboxCreate, c.ImagePull, c.ContainerStart, c.VolumeAttach)
 		renderWorkloads(&b, "#### Scale-up", "#### Rolling image update", "modelled node cost", m.ScaleUp, nil, m.RollingUpdate)
 	}
+	renderClaimExpansion(&b, res.ClaimExpansion)
 	if f := res.FanOut; f != nil {
 		p("### 5. YurtAppDaemon fan-out (%d NodePools)\n\n", f.NodePools)
 		if !f.Registered {
@@ -304,6 +311,77 @@ func renderMarkdown(res *Results) string {
 		}
 	}
 	return b.String()
+}
+
+// renderClaimExpansion renders section 4d: the expansion of each kind, what the StatefulSet refused, what
+// its template and a new instance say afterwards, and kube-apiserver's writes.
+func renderClaimExpansion(b *strings.Builder, runs []ClaimExpansionRun) {
+	if len(runs) == 0 {
+		return
+	}
+	p := func(format string, args ...interface{}) { fmt.Fprintf(b, format, args...) }
+	r0 := runs[0]
+	p("### 4d. Volume claim expansion (maxUnavailable %s)\n\n", r0.MaxUnavailable)
+	p("One claim template `%s` per instance, %s → %s, StorageClass `%s` (allowVolumeExpansion; the local cluster's simulated CSI driver "+
+		"writes the external-resizer's and the kubelet's steps). Done when every claim is bound at %s with no resize condition left"+
+		" (for the TApp, also status.volumeClaims all compatible and ready).\n\n",
+		claimTemplateName, r0.SizeBefore, r0.SizeAfter, r0.StorageClass, r0.SizeAfter)
+	p("| kind | time to all %s (s) | × StatefulSet time | claim done p50 / p99 (s) | claims at %s | most resizing at once | pods recreated | container restarts | max unavailable observed | kube-apiserver writes per instance | × StatefulSet writes | kube-apiserver CPU ms per instance | CPU s: tapp-apiserver / kube-apiserver / KCM |\n",
+		r0.SizeAfter, r0.SizeAfter)
+	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range runs {
+		p("| %s | %s | %.2f× | %.2f / %.2f | %d of %d | %d | %d | %d | %d | %.2f | %.2f× | %.2f | %.1f / %.1f / %.1f |\n", r.Kind, doneText(r.Seconds, r.Completed),
+			r.TimeRatioToStatefulSet, r.InstanceLatencyMs.P50/1000, r.InstanceLatencyMs.P99/1000, r.ClaimsExpanded, r.Replicas, r.MaxClaimsResizing,
+			r.PodsRecreated, r.ContainerRestarts, r.MaxUnavailableObserved, r.KubeAPIWritesPerInstance, r.WritesRatioToStatefulSet,
+			r.KubeAPIServerCPUMsPerInstance, r.ServerCPUSeconds, r.KubeAPIServerCPUSeconds, r.ControllerManagerCPUSeconds)
+	}
+	p("\nN = %d. How the claims were raised, and what the workload says afterwards:\n\n", r0.Replicas)
+	for _, r := range runs {
+		p("- **%s**: %s. ", r.Kind, r.How)
+		if r.TemplateUpdate == "accepted" {
+			p("Raising `spec.volumeClaimTemplates[0]` storage: accepted. ")
+		} else if r.TemplateUpdate != "" {
+			p("Raising `spec.volumeClaimTemplates[0]` storage: refused (%d): `%s`. ", r.TemplateUpdateCode, r.TemplateUpdate)
+		}
+		p("The claim template says %s afterwards", r.TemplateStorageAfter)
+		if r.NewInstanceClaimStorage != "" {
+			p("; an instance added afterwards (N→N+1) got a claim of %s", r.NewInstanceClaimStorage)
+		}
+		if r.ClaimStatus != "" {
+			p("; status.volumeClaims `%s` %s", claimTemplateName, r.ClaimStatus)
+		}
+		p(".")
+		if len(r.ControllerActions) > 0 {
+			p(" The controller's API actions during the expansion: %s.", countsText(r.ControllerActions))
+		}
+		p("\n")
+	}
+	p("\nWrite requests kube-apiserver received during the expansion (the user's patches included; events, leases and endpoints left out):\n\n")
+	p("| kind | writes | of which 409 Conflict | by verb and resource |\n|---|---|---|---|\n")
+	for _, r := range runs {
+		total, conflicts, parts := writesSummary(r.KubeAPIWrites)
+		p("| %s | %d | %d | %s |\n", r.Kind, total, conflicts, parts)
+	}
+	p("\n")
+}
+
+// countsText lists counts as "key count", largest first, then by key.
+func countsText(counts map[string]int) string {
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if counts[keys[i]] != counts[keys[j]] {
+			return counts[keys[i]] > counts[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, counts[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // rollColumns are the columns every roll table shares (sections 4, 4b, 4c); rollCells fills them.

@@ -27,8 +27,11 @@ type Results struct {
 	RollingUpdate []RolloutRun   `json:"rollingUpdate,omitempty"`
 	// Resize is section 4b: a change of the template's container resources, TApp in place against a
 	// StatefulSet's recreation.
-	Resize []ResizeRun   `json:"resize,omitempty"`
-	FanOut *FanOutResult `json:"fanOut,omitempty"`
+	Resize []ResizeRun `json:"resize,omitempty"`
+	// ClaimExpansion is section 4d: every instance's claim raised from 1Gi to 2Gi, by the TApp controller
+	// against a StatefulSet's user patching each claim.
+	ClaimExpansion []ClaimExpansionRun `json:"claimExpansion,omitempty"`
+	FanOut         *FanOutResult       `json:"fanOut,omitempty"`
 	// RolloutModelled is the rollout under a modelled node cost; the figures above are the primary ones.
 	RolloutModelled *ModelledRollout `json:"rolloutModelled,omitempty"`
 	// Targets are the issue's targets with the measured value and whether each is met.
@@ -55,7 +58,7 @@ type Settings struct {
 	ClientQPS   float32 `json:"clientQPS"`
 	ClientBurst int     `json:"clientBurst"`
 	// Budgets are the controllers' client rate limits sections 3 and 4 ran at, one workloads cluster each
-	// (the first also runs 4b, 5 and the modelled rollout, and its flags are those of the other clusters).
+	// (the first also runs 4b, 4d, 5 and the modelled rollout, and its flags are those of the other clusters).
 	// The budget's flags are not repeated in ServerArgs and ControllerManagerArgs.
 	Budgets           []Budget `json:"budgets"`
 	ControllerWorkers int      `json:"controllerWorkers"`
@@ -237,6 +240,49 @@ type ResizeRun struct {
 	// their restartCount.
 	PodsKept          int `json:"podsKept"`
 	ContainerRestarts int `json:"containerRestarts"`
+}
+
+// ClaimExpansionRun is the expansion of every instance's claim of one kind (section 4d). Of RollRun,
+// Seconds runs from the first request of the expansion until every claim is bound at SizeAfter with no
+// resize condition left (and, for the TApp, its status.volumeClaims says every claim compatible and
+// ready); InstanceLatencyMs is per claim, until it was first seen so; MaxUnavailableObserved is the
+// largest replicas − Ready pods seen meanwhile; the writes are kube-apiserver's during that time, the
+// user's patches included.
+type ClaimExpansionRun struct {
+	RollRun
+	// StorageClass of the claims; SizeBefore and SizeAfter their storage request before and after.
+	StorageClass string `json:"storageClass"`
+	SizeBefore   string `json:"sizeBefore"`
+	SizeAfter    string `json:"sizeAfter"`
+	// How says what raised the claims: the TApp controller, or the user's client loop.
+	How string `json:"how"`
+	// ClientBudget is the client rate limit of the user's loop (the first budget).
+	ClientBudget *Budget `json:"clientBudget,omitempty"`
+	// TemplateUpdate is kube-apiserver's answer to raising the workload's claim template: "accepted" or the
+	// refusal as the client reports it, verbatim, with its HTTP code in TemplateUpdateCode.
+	TemplateUpdate     string `json:"templateUpdate"`
+	TemplateUpdateCode int32  `json:"templateUpdateCode,omitempty"`
+	// TemplateStorageAfter is the claim template's storage request after the expansion, and
+	// NewInstanceClaimStorage the capacity of the claim of an instance added afterwards (N→N+1).
+	TemplateStorageAfter    string `json:"templateStorageAfter"`
+	NewInstanceClaimStorage string `json:"newInstanceClaimStorage,omitempty"`
+	// ClaimsExpanded counts the claims seen at SizeAfter; MaxClaimsResizing is the most claims seen
+	// resizing at once (request above capacity, or a resize step reported).
+	ClaimsExpanded    int `json:"claimsExpanded"`
+	MaxClaimsResizing int `json:"maxClaimsResizing"`
+	// PodsKept counts live pods at the end whose UID was there at the start, ContainerRestarts the growth of
+	// their restartCount (PodsRecreated: the others).
+	PodsKept          int `json:"podsKept"`
+	ContainerRestarts int `json:"containerRestarts"`
+	// ControllerActions are, for the TApp, its controller's API actions during the expansion, by "action"
+	// and, for results other than success, "action (result)" (tapp_controller_actions_total).
+	ControllerActions map[string]int `json:"controllerActions,omitempty"`
+	// ClaimStatus is, for the TApp, status.volumeClaims and the VolumeClaimsUpdated condition at the end.
+	ClaimStatus string `json:"claimStatus,omitempty"`
+	// TimeRatioToStatefulSet and WritesRatioToStatefulSet are Seconds and KubeAPIWritesPerInstance over
+	// the StatefulSet run's.
+	TimeRatioToStatefulSet   float64 `json:"timeRatioToStatefulSet,omitempty"`
+	WritesRatioToStatefulSet float64 `json:"writesRatioToStatefulSet,omitempty"`
 }
 
 // ModelledRollout is the rollout-modelled section: scale-up and rolling image update of TApp and

@@ -64,11 +64,14 @@ func benchPodTemplate(app string) corev1.PodTemplateSpec {
 type tappWorkload struct {
 	client    versioned.Interface
 	namespace string
+	// claims, when set, are the TApp's volumeClaimTemplates (mounted by its container, withClaims), which
+	// follow their templates on the rolling update (volumeClaimUpdateStrategy OnPodRollingUpdate).
+	claims []corev1.PersistentVolumeClaim
 }
 
 func (w *tappWorkload) create(ctx context.Context) error {
 	mu := intstr.FromString(rolloutMaxUnavailable)
-	_, err := w.client.TKEStackAppsV1().TApps(w.namespace).Create(ctx, &tkestackv1.TApp{
+	tapp := &tkestackv1.TApp{
 		ObjectMeta: metav1.ObjectMeta{Name: "bench"},
 		Spec: tkestackv1.TAppSpec{
 			Replicas:       0,
@@ -76,7 +79,13 @@ func (w *tappWorkload) create(ctx context.Context) error {
 			Template:       benchPodTemplate("bench-tapp"),
 			UpdateStrategy: tkestackv1.TAppUpdateStrategy{MaxUnavailable: &mu},
 		},
-	}, metav1.CreateOptions{})
+	}
+	if len(w.claims) > 0 {
+		withClaims(&tapp.Spec.Template.Spec, w.claims)
+		tapp.Spec.VolumeClaimTemplates = w.claims
+		tapp.Spec.VolumeClaimUpdateStrategy = &tkestackv1.TAppVolumeClaimUpdateStrategy{Type: tkestackv1.OnPodRollingUpdateVolumeClaimUpdateStrategyType}
+	}
+	_, err := w.client.TKEStackAppsV1().TApps(w.namespace).Create(ctx, tapp, metav1.CreateOptions{})
 	return err
 }
 
@@ -111,12 +120,14 @@ func (w *tappWorkload) remove(ctx context.Context) error {
 type statefulSetWorkload struct {
 	client    kubernetes.Interface
 	namespace string
+	// claims, when set, are the StatefulSet's volumeClaimTemplates (mounted by its container, withClaims).
+	claims []corev1.PersistentVolumeClaim
 }
 
 func (w *statefulSetWorkload) create(ctx context.Context) error {
 	mu := intstr.FromString(rolloutMaxUnavailable)
 	zero := int32(0)
-	_, err := w.client.AppsV1().StatefulSets(w.namespace).Create(ctx, &appsv1.StatefulSet{
+	sts := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "bench"},
 		Spec: appsv1.StatefulSetSpec{
 			Replicas:            &zero,
@@ -129,7 +140,12 @@ func (w *statefulSetWorkload) create(ctx context.Context) error {
 				RollingUpdate: &appsv1.RollingUpdateStatefulSetStrategy{MaxUnavailable: &mu},
 			},
 		},
-	}, metav1.CreateOptions{})
+	}
+	if len(w.claims) > 0 {
+		withClaims(&sts.Spec.Template.Spec, w.claims)
+		sts.Spec.VolumeClaimTemplates = w.claims
+	}
+	_, err := w.client.AppsV1().StatefulSets(w.namespace).Create(ctx, sts, metav1.CreateOptions{})
 	if err != nil {
 		return err
 	}
