@@ -103,9 +103,30 @@ func TestKubectlTAppWorkloadVerbs(t *testing.T) {
 	mustKubectlTApp(t, "rollout", "status", name, "-n", ns, "--timeout=2m")
 
 	t.Run("kubectl itself refuses the TApp", func(t *testing.T) {
-		_, stderr, err := runPlugin(t, "", "logs", "tapp/"+name, "-n", ns)
-		if err == nil || !strings.Contains(stderr, `no kind "TApp" is registered`) {
-			t.Errorf("kubectl logs tapp/%s: err %v, stderr %q; want kubectl's refusal (the reason for the plugin's verbs)", name, err, stderr)
+		for _, args := range [][]string{
+			{"logs", "tapp/" + name},
+			{"exec", "tapp/" + name, "--", "true"},
+			{"port-forward", "tapp/" + name, ":80"},
+			{"set", "image", "tapp/" + name, "nginx=nginx:1.27"},
+			{"rollout", "status", "tapp/" + name},
+		} {
+			_, stderr, err := runPlugin(t, "", append([]string{"-n", ns}, args...)...)
+			if err == nil || !strings.Contains(stderr, `no kind "TApp" is registered`) {
+				t.Errorf("kubectl %s: err %v, stderr %q; want kubectl's refusal (the reason for the plugin's verbs)", args[0], err, stderr)
+			}
+		}
+	})
+
+	t.Run("kubectl verbs that work directly", func(t *testing.T) {
+		// The README's table lists these as working without the plugin: through discovery and the scale
+		// subresource, and on the instances' pods by name.
+		requireContains(t, "describe", mustKubectl(t, "describe", "tapp", name, "-n", ns), "Name:         "+name)
+		requireContains(t, "autoscale", mustKubectl(t, "autoscale", "tapp/"+name, "--min=2", "--max=2", "-n", ns), "horizontalpodautoscaler.autoscaling/"+name+" autoscaled")
+		mustKubectl(t, "delete", "hpa", name, "-n", ns)
+		requireContains(t, "logs of the pod", mustKubectl(t, "logs", "pod/"+name+"-0", "-n", ns), "simulated container nginx")
+		out, _, err := runPlugin(t, "", "exec", name+"-0", "-n", ns, "--", "hostname")
+		if err != nil || out != name+"-0\n" {
+			t.Errorf("kubectl exec %s-0 -- hostname: %q, %v", name, out, err)
 		}
 	})
 
