@@ -61,6 +61,11 @@ func startKubeletAPI(config *rest.Config, serving certFiles, clientCAFile string
 	if err != nil {
 		return nil, err
 	}
+	return serveKubeletAPI(client, serving, clientCAFile)
+}
+
+// serveKubeletAPI is startKubeletAPI with a client.
+func serveKubeletAPI(client kubernetes.Interface, serving certFiles, clientCAFile string) (*kubeletAPI, error) {
 	cert, err := tls.LoadX509KeyPair(serving.CertFile, serving.KeyFile)
 	if err != nil {
 		return nil, err
