@@ -346,7 +346,12 @@ func (p simulatedProcess) AttachContainer(ctx context.Context, _ string, _ strin
 			container, p.pod.Namespace, p.pod.Name)
 	}
 	if in == nil {
-		<-ctx.Done()
+		// Without stdin there is nothing more to do until the client goes. A hijacked connection's
+		// context is not cancelled when the client closes it, so the wait is bounded like an idle stream.
+		select {
+		case <-ctx.Done():
+		case <-time.After(streamIdleTimeout):
+		}
 		return nil
 	}
 	return copyUntil(ctx, out, in)
