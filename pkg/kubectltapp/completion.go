@@ -95,6 +95,42 @@ func (o *Options) completeInstanceArgs(cmd *cobra.Command, args []string, toComp
 	return nil, cobra.ShellCompDirectiveNoFileComp
 }
 
+// completePortForwardArgs completes TAPP, ID, then the container ports (numbers and names) of the template
+// the instance runs.
+func (o *Options) completePortForwardArgs(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) < 2 {
+		return o.completeInstanceArgs(cmd, args, toComplete)
+	}
+	tapp := o.getTApp(cmd, args[0])
+	if tapp == nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	spec, ok := templateSpecs(tapp)[templateOf(tapp, args[1])]
+	if !ok {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return ContainerPortCompletions(spec, toComplete), cobra.ShellCompDirectiveNoFileComp
+}
+
+// ContainerPortCompletions returns the TCP container ports of spec, by number and by name, that start with
+// prefix.
+func ContainerPortCompletions(spec *corev1.PodSpec, prefix string) []string {
+	var out []string
+	for _, c := range spec.Containers {
+		for _, p := range c.Ports {
+			if p.Protocol != "" && p.Protocol != corev1.ProtocolTCP {
+				continue
+			}
+			for _, port := range []string{strconv.Itoa(int(p.ContainerPort)), p.Name} {
+				if port != "" && strings.HasPrefix(port, prefix) {
+					out = append(out, fmt.Sprintf("%s\tcontainer %s", port, c.Name))
+				}
+			}
+		}
+	}
+	return out
+}
+
 // completeInstancesArgs completes TAPP then instance IDs not given yet.
 func (o *Options) completeInstancesArgs(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	if len(args) == 0 {

@@ -170,3 +170,16 @@ func TestInstanceCompletions(t *testing.T) {
 		t.Errorf("InstanceCompletions = %q, want %q", got, want)
 	}
 }
+
+func TestContainerPortCompletions(t *testing.T) {
+	spec := &corev1.PodSpec{Containers: []corev1.Container{
+		{Name: "app", Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 80}, {Name: "dns", ContainerPort: 53, Protocol: corev1.ProtocolUDP}}},
+		{Name: "metrics", Ports: []corev1.ContainerPort{{ContainerPort: 8080}}},
+	}}
+	if got := strings.Join(ContainerPortCompletions(spec, ""), "|"); got != "80\tcontainer app|http\tcontainer app|8080\tcontainer metrics" {
+		t.Errorf("ContainerPortCompletions = %q", got)
+	}
+	if got := strings.Join(ContainerPortCompletions(spec, "h"), "|"); got != "http\tcontainer app" {
+		t.Errorf("ContainerPortCompletions(h) = %q", got)
+	}
+}

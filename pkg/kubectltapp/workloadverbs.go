@@ -210,7 +210,7 @@ implementation and flags (--address, named container ports...).`,
   # A random local port, forwarding to the container port named http of instance 2
   kubectl tapp port-forward web 2 :http`,
 		Args:              cobra.MinimumNArgs(3),
-		ValidArgsFunction: o.completeInstanceArgs,
+		ValidArgsFunction: o.completePortForwardArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pod, err := o.instancePod(cmd.Context(), args[0], args[1])
 			if err != nil {

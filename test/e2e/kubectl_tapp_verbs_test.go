@@ -253,6 +253,10 @@ func TestKubectlTAppWorkloadVerbs(t *testing.T) {
 		if err != nil || strings.Contains(out, "0\t") || !strings.Contains(out, "1\t") {
 			t.Errorf("completion of a second ID of kill: %q, %v", out, err)
 		}
+		out, _, err = runPlugin(t, "", "__complete", "tapp", "port-forward", "-n", ns, name, "0", "")
+		if err != nil || !strings.Contains(out, "80\tcontainer nginx\n") || !strings.Contains(out, "http\tcontainer nginx\n") {
+			t.Errorf("completion of the ports of port-forward: %q, %v", out, err)
+		}
 		out, _, err = runPlugin(t, "", "__complete", "tapp", "set", "image", "-n", ns, "--template=canary", name, "")
 		if err != nil || !strings.Contains(out, "nginx=\n") || !strings.Contains(out, "sidecar=\n") {
 			t.Errorf("completion of CONTAINER= of set image: %q, %v", out, err)
