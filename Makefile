@@ -15,10 +15,11 @@ FUZZ_TIME ?= 60s
 
 all: build
 
-## build: compile bin/tapp-apiserver and the kubectl plugin bin/kubectl-tapp
+## build: compile bin/tapp-apiserver and the kubectl plugin bin/kubectl-tapp (and its completion link bin/kubectl_complete-tapp)
 build:
 	$(GO) build -o $(BIN_DIR)/tapp-apiserver ./cmd/tapp-apiserver
 	$(GO) build -o $(BIN_DIR)/kubectl-tapp ./cmd/kubectl-tapp
+	ln -sf kubectl-tapp $(BIN_DIR)/kubectl_complete-tapp
 
 ## run: a local control plane with tapp-apiserver behind the aggregator (hack/local-up.sh; Ctrl-C stops it);
 ## ARGS=--ha for two replicas on a three-member etcd

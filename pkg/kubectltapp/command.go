@@ -33,7 +33,9 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Use:   "kubectl-tapp",
 		Short: "Look at and act on the instances and rollouts of TApps",
 		Long: `kubectl tapp shows the instances of a TApp (apps.tkestack.io/v1), kills, revives and restarts
-single instances, and manages the TApp's rollouts as kubectl rollout does for a StatefulSet.`,
+single instances, and manages the TApp's rollouts as kubectl rollout does for a StatefulSet. logs, exec,
+attach and port-forward act on one instance's pod with kubectl's own implementations, and set image changes
+the images of the TApp's templates. Shell completion: kubectl tapp completion --help.`,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl tapp"},
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -42,6 +44,8 @@ single instances, and manages the TApp's rollouts as kubectl rollout does for a 
 	cmd.SetErr(streams.ErrOut)
 	o.ConfigFlags.AddFlags(cmd.PersistentFlags())
 	cmd.AddCommand(newInstancesCommand(o), newKillCommand(o), newReviveCommand(o), newRestartCommand(o), newRolloutCommand(o))
+	cmd.AddCommand(newLogsCommand(o), newExecCommand(o), newAttachCommand(o), newPortForwardCommand(o), newSetCommand(o))
+	o.addCompletions(cmd)
 	return cmd
 }
 

@@ -88,6 +88,7 @@ type Cluster struct {
 	kubeAPIURL string
 	processes  []*process
 	kubelet    *kubelet
+	kubeletAPI *kubeletAPI
 	ha         *haState
 }
 
@@ -98,6 +99,8 @@ type clusterPKI struct {
 	tappServer                certFiles
 	controllerManager         certFiles
 	scheduler                 certFiles
+	kubeletServing            certFiles
+	kubeletClient             certFiles
 	saPublicKey, saSigningKey string
 }
 
@@ -269,12 +272,17 @@ func (c *Cluster) startNodes(ctx context.Context) error {
 	if err := os.WriteFile(kwokConfig, stages, 0o644); err != nil {
 		return err
 	}
+	// The kubelet API every node reports as its kubelet endpoint (kubeletapi.go).
+	if c.kubeletAPI, err = startKubeletAPI(c.AdminConfig, c.pki.kubeletServing, c.pki.clientCA.CertFile); err != nil {
+		return err
+	}
 	_, err = c.run("kwok", c.tool("kwok"),
 		"--kubeconfig="+c.Kubeconfig,
 		"--config="+kwokConfig,
 		"--manage-all-nodes=true",
 		"--node-lease-duration-seconds=40",
 		"--node-ip=127.0.0.1",
+		"--node-port="+strconv.Itoa(c.kubeletAPI.port()),
 		"--server-address=127.0.0.1:"+strconv.Itoa(freePort()),
 	)
 	if err != nil {
@@ -450,6 +458,10 @@ func (c *Cluster) Stop() {
 		c.kubelet.stop()
 		c.kubelet = nil
 	}
+	if c.kubeletAPI != nil {
+		c.kubeletAPI.stop()
+		c.kubeletAPI = nil
+	}
 	c.stopHA()
 	for i := len(c.processes) - 1; i >= 0; i-- {
 		c.processes[i].stop(15 * time.Second)
@@ -500,6 +512,8 @@ func (c *Cluster) writePKI() error {
 		{&p.tappServer, p.clientCA, "tapp-apiserver-client", pkix.Name{CommonName: "tapp-apiserver"}, nil},
 		{&p.controllerManager, p.clientCA, "kube-controller-manager", pkix.Name{CommonName: "system:kube-controller-manager"}, nil},
 		{&p.scheduler, p.clientCA, "kube-scheduler", pkix.Name{CommonName: "system:kube-scheduler"}, nil},
+		{&p.kubeletServing, p.clientCA, "kubelet-serving", pkix.Name{CommonName: "kubelet"}, []string{"127.0.0.1"}},
+		{&p.kubeletClient, p.clientCA, kubeletClientName, pkix.Name{CommonName: kubeletClientName}, nil},
 	}
 	for _, i := range issues {
 		if *i.target, err = i.ca.issue(dir, i.name, i.subject, i.hosts...); err != nil {
@@ -600,6 +614,9 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context, etcdURL string) error 
 		"--proxy-client-cert-file="+p.frontProxyClient.CertFile,
 		"--proxy-client-key-file="+p.frontProxyClient.KeyFile,
 		"--allow-privileged=true",
+		// The fake nodes' kubelet API (kubeletapi.go), for logs, exec, attach and port-forward.
+		"--kubelet-client-certificate="+p.kubeletClient.CertFile, "--kubelet-client-key="+p.kubeletClient.KeyFile,
+		"--kubelet-certificate-authority="+p.clientCA.CertFile, "--kubelet-preferred-address-types=InternalIP",
 		"--cert-dir="+c.path("pki", "kube-apiserver-generated"),
 	)
 	if err != nil {
