@@ -41,22 +41,3 @@ func init() {
 		&metav1.APIResourceList{},
 	)
 }
-
-// withoutProtobuf offers every format of a serializer except protobuf, which our types have no encoding
-// for. Clients that prefer protobuf but also accept JSON (the namespace controller and the garbage collector
-// do) then get JSON instead of an encoding error.
-type withoutProtobuf struct {
-	runtime.NegotiatedSerializer
-}
-
-// SupportedMediaTypes lists the media types of the wrapped serializer minus protobuf.
-func (s withoutProtobuf) SupportedMediaTypes() []runtime.SerializerInfo {
-	var out []runtime.SerializerInfo
-	for _, info := range s.NegotiatedSerializer.SupportedMediaTypes() {
-		if info.MediaType == runtime.ContentTypeProtobuf {
-			continue
-		}
-		out = append(out, info)
-	}
-	return out
-}
