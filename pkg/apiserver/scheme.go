@@ -1,6 +1,8 @@
 package apiserver
 
 import (
+	"fmt"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -40,4 +42,16 @@ func init() {
 		&metav1.APIGroup{},
 		&metav1.APIResourceList{},
 	)
+}
+
+// StorageCodec encodes objects for the store in mediaType (--storage-media-type), in their group's storage
+// version. It decodes every media type the server ever stored (JSON, YAML, protobuf: the universal
+// deserializer recognises each by its first bytes), so a store written in another media type is read as it is
+// and each object is rewritten in mediaType on its next write.
+func StorageCodec(mediaType string) (runtime.Codec, error) {
+	info, ok := runtime.SerializerInfoForMediaType(Codecs.SupportedMediaTypes(), mediaType)
+	if !ok {
+		return nil, fmt.Errorf("no serializer for storage media type %q", mediaType)
+	}
+	return Codecs.CodecForVersions(info.Serializer, Codecs.UniversalDeserializer(), StorageVersions, runtime.InternalGroupVersioner), nil
 }
