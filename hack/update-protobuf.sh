@@ -5,7 +5,7 @@
 # go-to-protobuf, protoc-gen-gogo and goimports when they are missing.
 #
 # Field numbers are kept: a field that has a protobuf tag keeps its number, a field without one gets the next
-# number above the highest of its message (docs/api-protobuf.md).
+# number above the highest of its message (docs/protobuf.md, "Field numbers are an API").
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
