@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Regenerates deepcopy, defaulters, conversions, OpenAPI definitions, the typed clientset, listers,
-# informers and apply configurations. Generated code lives only in zz_generated.* files and pkg/generated/.
+# Regenerates protobuf (hack/update-protobuf.sh), deepcopy, defaulters, conversions, OpenAPI definitions, the
+# typed clientset (protobuf on the wire), listers, informers and apply configurations. Generated code lives in
+# zz_generated.* files, generated.proto and generated.pb.go of the API versions (plus the protobuf struct tags
+# of their types) and pkg/generated/.
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -16,6 +18,8 @@ fi
 BOILERPLATE="${ROOT}/hack/boilerplate.go.txt"
 # shellcheck source=/dev/null
 source "${CODEGEN_PKG}/kube_codegen.sh"
+
+"${ROOT}/hack/update-protobuf.sh"
 
 kube::codegen::gen_helpers --boilerplate "${BOILERPLATE}" "${ROOT}/pkg/apis"
 
@@ -49,6 +53,7 @@ go run "${MODULE}/pkg/generated/openapi/cmd/models-schema" > "${schema}"
 kube::codegen::gen_client \
   --with-watch \
   --with-applyconfig \
+  --prefers-protobuf \
   --applyconfig-openapi-schema "${schema}" \
   --applyconfig-externals "$(IFS=,; echo "${externals[*]}")" \
   --output-dir "${ROOT}/pkg/generated" \

@@ -10,9 +10,11 @@ trap 'rm -rf "${WORK}"' EXIT
 # Generate into a copy of the tree so the work tree is never touched.
 tar -C "${ROOT}" --exclude=./_output --exclude=./bin --exclude=./.git -cf - . | tar -C "${WORK}" -xf -
 (cd "${WORK}" && ./hack/update-codegen.sh >/dev/null)
-# Compare only generated files: zz_generated.* anywhere under pkg/, pkg/generated/ and the API-rule report.
+# Compare only generated files: zz_generated.* anywhere under pkg/, pkg/generated/, the API-rule report and
+# every file of pkg/apis (generated.proto, generated.pb.go, and the protobuf struct tags go-to-protobuf writes
+# into types.go).
 generated_files() {
-  (cd "$1" && { find pkg -name 'zz_generated.*' -type f; find pkg/generated -type f; echo hack/api-violations.list; } | LC_ALL=C sort -u)
+  (cd "$1" && { find pkg -name 'zz_generated.*' -type f; find pkg/generated pkg/apis -type f; echo hack/api-violations.list; } | LC_ALL=C sort -u)
 }
 status=0
 if ! diff <(generated_files "${ROOT}") <(generated_files "${WORK}"); then

@@ -142,7 +142,6 @@ func apiGroups(optsGetter generic.RESTOptionsGetter) ([]*genericapiserver.APIGro
 		return nil, err
 	}
 	tkestackGroup := genericapiserver.NewDefaultAPIGroupInfo(tkestack.GroupName, Scheme, metav1.ParameterCodec, Codecs)
-	tkestackGroup.NegotiatedSerializer = withoutProtobuf{tkestackGroup.NegotiatedSerializer}
 	tkestackGroup.VersionedResourcesStorageMap["v1"] = map[string]rest.Storage{
 		"tapps":        tapps.TApp,
 		"tapps/status": tapps.Status,
@@ -161,7 +160,6 @@ func apiGroups(optsGetter generic.RESTOptionsGetter) ([]*genericapiserver.APIGro
 		return nil, err
 	}
 	openyurtGroup := genericapiserver.NewDefaultAPIGroupInfo(openyurt.GroupName, Scheme, metav1.ParameterCodec, Codecs)
-	openyurtGroup.NegotiatedSerializer = withoutProtobuf{openyurtGroup.NegotiatedSerializer}
 	openyurtGroup.VersionedResourcesStorageMap["v1alpha1"] = map[string]rest.Storage{
 		"yurtappdaemons":        yads.YurtAppDaemon,
 		"yurtappdaemons/status": yads.Status,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -21,12 +22,12 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/tkestack/tapp"
 )
 
-// FuzzDecodeDefaultValidateEncode feeds arbitrary JSON or YAML bodies through what the server does with a
-// request body of every served kind: decode, default, convert to the internal version, validate, convert back
-// and encode. It must never panic, and a body that decodes and validates must encode to a body that decodes
-// to the same object again (encode(decode(encode(x))) == encode(x)): nothing is lost or changed by a round
-// through the server. `go test` runs the seeds (every shipped example plus hostile bodies); `make fuzz`
-// explores further.
+// FuzzDecodeDefaultValidateEncode feeds arbitrary JSON, YAML or protobuf bodies through what the server does
+// with a request body of every served kind: decode, default, convert to the internal version, validate,
+// convert back and encode. It must never panic, and a body that decodes and validates must encode to a body
+// that decodes to the same object again (encode(decode(encode(x))) == encode(x)), in JSON and through
+// protobuf: nothing is lost or changed by a round through the server or its store. `go test` runs the seeds
+// (every shipped example, in YAML and in protobuf, plus hostile bodies); `make fuzz` explores further.
 func FuzzDecodeDefaultValidateEncode(f *testing.F) {
 	for _, pattern := range []string{"../../artifacts/examples/*.yaml", "../../artifacts/examples/tutorial/*.yaml"} {
 		files, err := filepath.Glob(pattern)
@@ -40,6 +41,9 @@ func FuzzDecodeDefaultValidateEncode(f *testing.F) {
 			}
 			for _, doc := range bytes.Split(raw, []byte("\n---")) {
 				f.Add(doc)
+				if pb, err := inProtobuf(doc); err == nil {
+					f.Add(pb)
+				}
 			}
 		}
 	}
@@ -54,7 +58,7 @@ func FuzzDecodeDefaultValidateEncode(f *testing.F) {
 }
 
 // TestExamplesGoThroughTheServer keeps the fuzz target honest: every shipped example goes all the way through
-// it (decoded, valid, encoded twice the same).
+// it (decoded, valid, encoded twice the same, and through protobuf), in YAML and in protobuf.
 func TestExamplesGoThroughTheServer(t *testing.T) {
 	files, err := filepath.Glob("../../artifacts/examples/*.yaml")
 	if err != nil || len(files) == 0 {
@@ -68,6 +72,16 @@ func TestExamplesGoThroughTheServer(t *testing.T) {
 		stage, err := throughTheServer(raw)
 		if err != nil || stage != "encoded" {
 			t.Errorf("%s: stopped at %q: %v", file, stage, err)
+		}
+		if strings.Contains(string(raw), "\n---") {
+			continue // several objects: the YAML decoder reads the first, protobuf one only
+		}
+		pb, err := inProtobuf(raw)
+		if err != nil {
+			t.Fatalf("%s in protobuf: %v", file, err)
+		}
+		if stage, err := throughTheServer(pb); err != nil || stage != "encoded" {
+			t.Errorf("%s in protobuf: stopped at %q: %v", file, stage, err)
 		}
 	}
 }
@@ -115,7 +129,39 @@ func throughTheServer(body []byte) (string, error) {
 	if !bytes.Equal(first, second) {
 		return "invalid", fmt.Errorf("a %s changes on a second round through the server:\nfirst:  %s\nsecond: %s", gvk.Kind, first, second)
 	}
+	pb, err := runtime.Encode(Codecs.EncoderForVersion(protobufSerializer(), external), internal)
+	if err != nil {
+		return "invalid", fmt.Errorf("encoding a valid %s in protobuf: %v", gvk.Kind, err)
+	}
+	fromProtobuf, err := runtime.Decode(Codecs.UniversalDecoder(external), pb)
+	if err != nil {
+		return "invalid", fmt.Errorf("decoding the protobuf the server encoded for %s: %v", gvk.Kind, err)
+	}
+	third, err := runtime.Encode(codec, fromProtobuf)
+	if err != nil {
+		return "invalid", fmt.Errorf("encoding a %s decoded from protobuf: %v", gvk.Kind, err)
+	}
+	if !bytes.Equal(first, third) {
+		return "invalid", fmt.Errorf("a %s changes through protobuf:\nbefore: %s\nafter:  %s", gvk.Kind, first, third)
+	}
 	return "encoded", nil
+}
+
+func protobufSerializer() runtime.Serializer {
+	info, _ := runtime.SerializerInfoForMediaType(Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	return info.Serializer
+}
+
+// inProtobuf re-encodes a YAML or JSON body of a served kind in protobuf, in its own version.
+func inProtobuf(body []byte) ([]byte, error) {
+	obj, gvk, err := Codecs.UniversalDeserializer().Decode(body, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := servedKind(gvk); !ok {
+		return nil, fmt.Errorf("%v is not served", gvk)
+	}
+	return runtime.Encode(protobufSerializer(), obj)
 }
 
 // servedKind reports whether gvk is a kind of this server and the version to encode it in.

@@ -1,6 +1,8 @@
 package apiserver
 
 import (
+	"fmt"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -42,21 +44,14 @@ func init() {
 	)
 }
 
-// withoutProtobuf offers every format of a serializer except protobuf, which our types have no encoding
-// for. Clients that prefer protobuf but also accept JSON (the namespace controller and the garbage collector
-// do) then get JSON instead of an encoding error.
-type withoutProtobuf struct {
-	runtime.NegotiatedSerializer
-}
-
-// SupportedMediaTypes lists the media types of the wrapped serializer minus protobuf.
-func (s withoutProtobuf) SupportedMediaTypes() []runtime.SerializerInfo {
-	var out []runtime.SerializerInfo
-	for _, info := range s.NegotiatedSerializer.SupportedMediaTypes() {
-		if info.MediaType == runtime.ContentTypeProtobuf {
-			continue
-		}
-		out = append(out, info)
+// StorageCodec encodes objects for the store in mediaType (--storage-media-type), in their group's storage
+// version. It decodes every media type the server ever stored (JSON, YAML, protobuf: the universal
+// deserializer recognises each by its first bytes), so a store written in another media type is read as it is
+// and each object is rewritten in mediaType on its next write.
+func StorageCodec(mediaType string) (runtime.Codec, error) {
+	info, ok := runtime.SerializerInfoForMediaType(Codecs.SupportedMediaTypes(), mediaType)
+	if !ok {
+		return nil, fmt.Errorf("no serializer for storage media type %q", mediaType)
 	}
-	return out
+	return Codecs.CodecForVersions(info.Serializer, Codecs.UniversalDeserializer(), StorageVersions, runtime.InternalGroupVersioner), nil
 }

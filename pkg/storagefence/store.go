@@ -1,6 +1,7 @@
 package storagefence
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 )
@@ -116,7 +119,7 @@ type StoredObject struct {
 	UID              types.UID
 }
 
-// Objects lists every object stored below the prefix (decoding the JSON the server stores).
+// Objects lists every object stored below the prefix, stored in protobuf or (by earlier versions) in JSON.
 func (s *Store) Objects(ctx context.Context) ([]StoredObject, error) {
 	resp, err := s.client.Get(ctx, s.prefix+"/", clientv3.WithPrefix())
 	if err != nil {
@@ -127,17 +130,42 @@ func (s *Store) Objects(ctx context.Context) ([]StoredObject, error) {
 		if string(kv.Key) == s.key() {
 			continue
 		}
-		var obj struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
-			Metadata   struct {
-				UID types.UID `json:"uid"`
-			} `json:"metadata"`
+		obj, err := DecodeStoredObject(kv.Value)
+		if err != nil {
+			return nil, fmt.Errorf("cannot decode %s: %w", kv.Key, err)
 		}
-		if err := json.Unmarshal(kv.Value, &obj); err != nil {
-			return nil, fmt.Errorf("cannot decode %s (only JSON storage is supported): %w", kv.Key, err)
-		}
-		out = append(out, StoredObject{APIVersion: obj.APIVersion, Kind: obj.Kind, UID: obj.Metadata.UID})
+		out = append(out, obj)
 	}
 	return out, nil
+}
+
+// protobufPrefix starts every object the server stores in protobuf (k8s.io/apimachinery's envelope).
+var protobufPrefix = []byte("k8s\x00")
+
+// DecodeStoredObject reads the kind and uid of a stored object, whatever its media type: protobuf (the
+// envelope runtime.Unknown around the object, whose field 1 is its ObjectMeta, as in every Kubernetes kind)
+// or JSON.
+func DecodeStoredObject(value []byte) (StoredObject, error) {
+	if bytes.HasPrefix(value, protobufPrefix) {
+		var envelope runtime.Unknown
+		if err := envelope.Unmarshal(value[len(protobufPrefix):]); err != nil {
+			return StoredObject{}, fmt.Errorf("protobuf envelope: %w", err)
+		}
+		var meta metav1.PartialObjectMetadata
+		if err := meta.Unmarshal(envelope.Raw); err != nil {
+			return StoredObject{}, fmt.Errorf("protobuf %s %s: %w", envelope.APIVersion, envelope.Kind, err)
+		}
+		return StoredObject{APIVersion: envelope.APIVersion, Kind: envelope.Kind, UID: meta.UID}, nil
+	}
+	var obj struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			UID types.UID `json:"uid"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(value, &obj); err != nil {
+		return StoredObject{}, fmt.Errorf("neither protobuf nor JSON: %w", err)
+	}
+	return StoredObject{APIVersion: obj.APIVersion, Kind: obj.Kind, UID: obj.Metadata.UID}, nil
 }

@@ -83,6 +83,11 @@ func startServer(t testing.TB, dataDir string) *testServer {
 
 // launch starts a server with fresh options and waits until /readyz answers 200.
 func launch(dataDir, certDir string) (*testServer, error) {
+	return launchWith(dataDir, certDir, nil)
+}
+
+// launchWith is launch with options changed by configure (when not nil) before the server starts.
+func launchWith(dataDir, certDir string, configure func(*app.Options)) (*testServer, error) {
 	opts := app.NewOptions()
 	opts.Standalone = true
 	opts.Store.EmbeddedEtcd.DataDir = dataDir
@@ -96,6 +101,9 @@ func launch(dataDir, certDir string) (*testServer, error) {
 	opts.Recommended.SecureServing.Listener = listener
 	opts.Recommended.SecureServing.BindPort = port
 	opts.Recommended.SecureServing.ServerCert.CertDirectory = certDir
+	if configure != nil {
+		configure(opts)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &testServer{

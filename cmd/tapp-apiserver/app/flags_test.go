@@ -12,9 +12,10 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// differentMeaning lists flags that commands define apart, each with a meaning of its own: migrate is a
-// client's command, and its --kubeconfig follows kubectl's loading rules ($KUBECONFIG, then ~/.kube/config).
-var differentMeaning = map[string]bool{"migrate --kubeconfig": true}
+// differentMeaning lists flags that commands define apart, each with a meaning of its own: migrate and
+// migrate-storage are clients' commands, and their --kubeconfig follows kubectl's loading rules ($KUBECONFIG,
+// then ~/.kube/config).
+var differentMeaning = map[string]bool{"migrate --kubeconfig": true, "migrate-storage --kubeconfig": true}
 
 // Every command has each flag once (none of its own shadows an inherited one), and a flag that several
 // commands have, as the server and the storage subcommand share the store's, has one help text and one default.

@@ -46,6 +46,7 @@ func NewCommand(ctx context.Context, o *Options) *cobra.Command {
 	utilfeature.DefaultMutableFeatureGate.AddFlag(cmd.Flags())
 	cmd.AddCommand(NewMigrateCommand(ctx))
 	cmd.AddCommand(NewStorageCommand(ctx))
+	cmd.AddCommand(NewMigrateStorageCommand(ctx))
 	cmd.AddCommand(NewEtcdCertsCommand(ctx))
 	return cmd
 }
@@ -165,6 +166,11 @@ func NewConfig(o *Options) (*apiserver.Config, error) {
 	config.OpenAPIV3Config.Info.Title = "tapp-apiserver"
 	config.OpenAPIV3Config.Info.Version = "v1"
 	config.EffectiveVersion = utilcompatibility.DefaultBuildEffectiveVersion()
+	codec, err := apiserver.StorageCodec(o.Recommended.Etcd.DefaultStorageMediaType)
+	if err != nil {
+		return nil, err
+	}
+	o.Recommended.Etcd.StorageConfig.Codec = codec
 	if err := o.Recommended.ApplyTo(config); err != nil {
 		return nil, err
 	}

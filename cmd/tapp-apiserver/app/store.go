@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/runtime"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apiserver"
@@ -36,10 +37,12 @@ const (
 		"the record's high-water revision forward (a server that does not serve checks every 2 s)."
 )
 
-// newRecommendedOptions returns k8s.io/apiserver's options with the server's storage defaults.
+// newRecommendedOptions returns k8s.io/apiserver's options with the server's storage defaults: objects are
+// stored in protobuf (--storage-media-type; NewConfig sets the storage codec from it).
 func newRecommendedOptions() *genericoptions.RecommendedOptions {
 	o := genericoptions.NewRecommendedOptions(etcdPrefix, apiserver.Codecs.LegacyCodec(apiserver.StorageVersions...))
 	o.Etcd.StorageConfig.EncodeVersioner = apiserver.StorageVersions
+	o.Etcd.DefaultStorageMediaType = runtime.ContentTypeProtobuf
 	return o
 }
 

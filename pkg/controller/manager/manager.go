@@ -108,7 +108,7 @@ func newManager(ctx context.Context, o *Options, kubeConfig, serverConfig *rest.
 	if err != nil {
 		return nil, fmt.Errorf("client of the cluster: %w", err)
 	}
-	client, err := versioned.NewForConfig(withLimits(serverConfig, o))
+	client, err := versioned.NewForConfig(inProtobuf(withLimits(serverConfig, o)))
 	if err != nil {
 		return nil, fmt.Errorf("client of tapp-apiserver: %w", err)
 	}
@@ -146,7 +146,7 @@ func newManager(ctx context.Context, o *Options, kubeConfig, serverConfig *rest.
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			client, err := versioned.NewForConfig(withLimits(serverConfig, o))
+			client, err := versioned.NewForConfig(inProtobuf(withLimits(serverConfig, o)))
 			return kube, podStatus, client, err
 		},
 		controllers: registry,
@@ -269,6 +269,15 @@ func (m *manager) runWhileLeading(ctx context.Context, names []string) error {
 		return fmt.Errorf("lost the Lease %s/%s that elects the replica running the controllers; the controllers "+
 			"have stopped", le.ResourceNamespace, le.ResourceName)
 	}
+}
+
+// inProtobuf makes the requests of a client of this server's own objects (TApps, YurtAppDaemons, NodePools,
+// their lists, watches and scale) protobuf, as kube-controller-manager's clients of built-in objects are.
+// Answers in JSON are still read. It changes config and returns it.
+func inProtobuf(config *rest.Config) *rest.Config {
+	config.ContentType = runtime.ContentTypeProtobuf
+	config.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	return config
 }
 
 // withLimits copies config with the controllers' user agent and rate limits.

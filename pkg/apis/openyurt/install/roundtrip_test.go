@@ -9,7 +9,7 @@ import (
 )
 
 // TestRoundTripTypes fuzzes internal YurtAppDaemons and NodePools and checks that they survive
-// internal -> each version (v1alpha1, v1beta1) -> JSON -> that version (defaulted) -> internal unchanged.
+// internal -> each version (v1alpha1, v1beta1) -> JSON and protobuf -> that version (defaulted) -> internal unchanged.
 func TestRoundTripTypes(t *testing.T) {
-	roundtrip.RoundTripTestForAPIGroup(t, Install, fuzzer.Funcs)
+	roundtrip.RoundTripProtobufTestForAPIGroup(t, Install, fuzzer.Funcs)
 }

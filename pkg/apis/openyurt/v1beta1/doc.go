@@ -1,5 +1,6 @@
 // +k8s:openapi-gen=true
 // +k8s:deepcopy-gen=package
+// +k8s:protobuf-gen=package
 // +k8s:conversion-gen=github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt
 // +k8s:defaulter-gen=TypeMeta
 // +groupName=apps.openyurt.io

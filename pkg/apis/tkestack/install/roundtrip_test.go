@@ -9,7 +9,7 @@ import (
 )
 
 // TestRoundTripTypes fuzzes internal TApps and checks that they survive
-// internal -> v1 -> JSON -> v1 (defaulted) -> internal unchanged.
+// internal -> v1 -> JSON and protobuf -> v1 (defaulted) -> internal unchanged.
 func TestRoundTripTypes(t *testing.T) {
-	roundtrip.RoundTripTestForAPIGroup(t, Install, fuzzer.Funcs)
+	roundtrip.RoundTripProtobufTestForAPIGroup(t, Install, fuzzer.Funcs)
 }

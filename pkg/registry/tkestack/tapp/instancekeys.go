@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/errorlimit"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
+	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/validation"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/requestpath"
 )
@@ -69,7 +71,12 @@ func (instanceKeys) Wrap(env requestpath.Env, next http.Handler) http.Handler {
 			return
 		}
 		var maps instanceMaps
-		if sigsjson.UnmarshalCaseSensitivePreserveInts(body, &maps) != nil {
+		if requestpath.MediaType(r) == runtime.ContentTypeProtobuf {
+			if !protobufInstanceMaps(env, body, &maps) {
+				next.ServeHTTP(w, r) // not a TApp: the handler decides
+				return
+			}
+		} else if sigsjson.UnmarshalCaseSensitivePreserveInts(body, &maps) != nil {
 			next.ServeHTTP(w, r) // not JSON (YAML, a JSON patch): the handler decides
 			return
 		}
@@ -95,6 +102,38 @@ func (instanceKeys) Wrap(env requestpath.Env, next http.Handler) http.Handler {
 		status := apierrors.NewInvalid(tkestack.Kind("TApp"), name, errorlimit.Limit(errs))
 		responsewriters.ErrorNegotiated(status, env.Codecs, schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}, w, r)
 	})
+}
+
+// protobufInstanceMaps reads the instance maps of a TApp sent in protobuf (a create or an update: patches
+// are never protobuf), in time linear in its size; false when body is no TApp.
+func protobufInstanceMaps(env requestpath.Env, body []byte, maps *instanceMaps) bool {
+	info, ok := runtime.SerializerInfoForMediaType(env.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	if !ok {
+		return false
+	}
+	var tapp tkestackv1.TApp
+	if _, _, err := info.Serializer.Decode(body, nil, &tapp); err != nil {
+		return false
+	}
+	present := json.RawMessage("true") // only whether an entry is there matters
+	maps.Metadata.Name = tapp.Name
+	maps.Spec.Templates = make(map[string]*string, len(tapp.Spec.Templates))
+	for id, name := range tapp.Spec.Templates {
+		maps.Spec.Templates[id] = &name
+	}
+	maps.Spec.Statuses = make(map[string]*json.RawMessage, len(tapp.Spec.Statuses))
+	for id := range tapp.Spec.Statuses {
+		maps.Spec.Statuses[id] = &present
+	}
+	maps.Spec.TemplatePool = make(map[string]*json.RawMessage, len(tapp.Spec.TemplatePool))
+	for name := range tapp.Spec.TemplatePool {
+		maps.Spec.TemplatePool[name] = &present
+	}
+	maps.Status.Statuses = make(map[string]*json.RawMessage, len(tapp.Status.Statuses))
+	for id := range tapp.Status.Statuses {
+		maps.Status.Statuses[id] = &present
+	}
+	return true
 }
 
 // instanceKeyErrors is validation's error for the keys of m with a value that can never be instance ids.

@@ -3,12 +3,17 @@ package tapp
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/endpoints/request"
+
+	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 )
 
 // bigMap is a JSON object of n entries key(i): value, large enough for the step to read.
@@ -78,6 +83,64 @@ func TestInstanceKeysFront(t *testing.T) {
 			}
 			if forwardedBody.String() != tc.body {
 				t.Errorf("the forwarded body differs from the request's")
+			}
+		})
+	}
+}
+
+// A TApp sent in protobuf (create or update) is read as one sent in JSON: keys that can never be instance ids
+// are refused before the handler, in the answer's media type; valid ones are forwarded unchanged.
+func TestInstanceKeysFrontProtobuf(t *testing.T) {
+	env := testEnv()
+	info, ok := runtime.SerializerInfoForMediaType(env.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	if !ok {
+		t.Fatal("no protobuf serializer")
+	}
+	encode := func(key func(i int) string) []byte {
+		tapp := &tkestackv1.TApp{ObjectMeta: metav1.ObjectMeta{Name: "web"}}
+		tapp.Spec.Statuses = map[string]tkestackv1.InstanceStatus{}
+		for i := range 10000 {
+			tapp.Spec.Statuses[key(i)] = "Killed"
+		}
+		body, err := runtime.Encode(env.Codecs.EncoderForVersion(info.Serializer, tkestackv1.SchemeGroupVersion), tapp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return body
+	}
+	for _, tc := range []struct {
+		name    string
+		body    []byte
+		refused bool
+	}{
+		{"keys no ids", encode(func(i int) string { return fmt.Sprintf("x%d", i) }), true},
+		{"ids", encode(func(i int) string { return fmt.Sprint(i) }), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if len(tc.body) < instanceKeysMinBody {
+				t.Fatalf("a body of %d bytes is not read by the step", len(tc.body))
+			}
+			var forwarded []byte
+			handler := instanceKeys{}.Wrap(env, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				forwarded, _ = io.ReadAll(r.Body)
+			}))
+			req := httptest.NewRequest(http.MethodPost, "/apis/x", bytes.NewReader(tc.body))
+			req.Header.Set("Content-Type", runtime.ContentTypeProtobuf)
+			req.Header.Set("Accept", runtime.ContentTypeJSON)
+			req = req.WithContext(request.WithRequestInfo(req.Context(), &request.RequestInfo{
+				IsResourceRequest: true, Verb: "create", APIGroup: "apps.tkestack.io", APIVersion: "v1", Resource: "tapps",
+				Namespace: "default",
+			}))
+			rec := httptest.NewRecorder()
+			handler.ServeHTTP(rec, req)
+			if tc.refused {
+				if forwarded != nil || rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "10000 keys are not instance ids") {
+					t.Errorf("answer %d %.300s, want a 422 before the handler", rec.Code, rec.Body.String())
+				}
+				return
+			}
+			if !bytes.Equal(forwarded, tc.body) {
+				t.Errorf("the body was not forwarded unchanged (%d bytes of %d)", len(forwarded), len(tc.body))
 			}
 		})
 	}

@@ -69,6 +69,7 @@ func newNodePools(c *OpenYurtAppsV1alpha1Client) *nodePools {
 			"",
 			func() *openyurtv1alpha1.NodePool { return &openyurtv1alpha1.NodePool{} },
 			func() *openyurtv1alpha1.NodePoolList { return &openyurtv1alpha1.NodePoolList{} },
+			gentype.PrefersProtobuf[*openyurtv1alpha1.NodePool](),
 		),
 	}
 }

@@ -69,6 +69,7 @@ func newYurtAppDaemons(c *OpenYurtAppsV1alpha1Client, namespace string) *yurtApp
 			namespace,
 			func() *openyurtv1alpha1.YurtAppDaemon { return &openyurtv1alpha1.YurtAppDaemon{} },
 			func() *openyurtv1alpha1.YurtAppDaemonList { return &openyurtv1alpha1.YurtAppDaemonList{} },
+			gentype.PrefersProtobuf[*openyurtv1alpha1.YurtAppDaemon](),
 		),
 	}
 }

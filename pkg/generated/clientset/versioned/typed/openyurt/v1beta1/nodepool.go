@@ -69,6 +69,7 @@ func newNodePools(c *OpenYurtAppsV1beta1Client) *nodePools {
 			"",
 			func() *openyurtv1beta1.NodePool { return &openyurtv1beta1.NodePool{} },
 			func() *openyurtv1beta1.NodePoolList { return &openyurtv1beta1.NodePoolList{} },
+			gentype.PrefersProtobuf[*openyurtv1beta1.NodePool](),
 		),
 	}
 }

@@ -73,6 +73,7 @@ func newTApps(c *TKEStackAppsV1Client, namespace string) *tApps {
 			namespace,
 			func() *tkestackv1.TApp { return &tkestackv1.TApp{} },
 			func() *tkestackv1.TAppList { return &tkestackv1.TAppList{} },
+			gentype.PrefersProtobuf[*tkestackv1.TApp](),
 		),
 	}
 }
@@ -81,6 +82,7 @@ func newTApps(c *TKEStackAppsV1Client, namespace string) *tApps {
 func (c *tApps) GetScale(ctx context.Context, tAppName string, options metav1.GetOptions) (result *autoscalingv1.Scale, err error) {
 	result = &autoscalingv1.Scale{}
 	err = c.GetClient().Get().
+		UseProtobufAsDefault().
 		Namespace(c.GetNamespace()).
 		Resource("tapps").
 		Name(tAppName).
@@ -95,6 +97,7 @@ func (c *tApps) GetScale(ctx context.Context, tAppName string, options metav1.Ge
 func (c *tApps) UpdateScale(ctx context.Context, tAppName string, scale *autoscalingv1.Scale, opts metav1.UpdateOptions) (result *autoscalingv1.Scale, err error) {
 	result = &autoscalingv1.Scale{}
 	err = c.GetClient().Put().
+		UseProtobufAsDefault().
 		Namespace(c.GetNamespace()).
 		Resource("tapps").
 		Name(tAppName).
