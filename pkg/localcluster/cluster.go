@@ -401,7 +401,23 @@ func (c *Cluster) startTAppAPIServer(ctx context.Context) error {
 	c.ServerURL = "https://127.0.0.1:" + strconv.Itoa(port)
 	c.ServerCAFile = filepath.Join(certDir, "apiserver.crt")
 	c.ServerEtcdCertDir = filepath.Join(certDir, "etcd")
-	return c.waitHTTP(ctx, "tapp-apiserver", c.ServerURL+"/readyz", nil)
+	return c.explainStoreRefusal("tapp-apiserver", c.waitHTTP(ctx, "tapp-apiserver", c.ServerURL+"/readyz", nil))
+}
+
+// explainStoreRefusal adds to err, when the tapp-apiserver process name logged that its storage fence
+// refuses its store (pkg/storagefence: the store is not the one kube-apiserver's record names, as when a
+// store was removed or replaced while kube-apiserver's data was kept), what that means and the command that
+// starts a new cluster.
+func (c *Cluster) explainStoreRefusal(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	log, readErr := os.ReadFile(c.path("logs", name+".log"))
+	if readErr != nil || !bytes.Contains(log, []byte("Not serving: the store")) {
+		return err
+	}
+	return fmt.Errorf("%w\n%s refuses its store: it is not the store this cluster recorded (see %s); start a new cluster, "+
+		"removing the earlier one, with: %s", err, name, c.path("logs", name+".log"), c.cfg.FreshCommand)
 }
 
 // APIServiceManifest returns the APIServices that register tapp-apiserver, with its CA bundle.

@@ -278,7 +278,7 @@ func (c *Cluster) startHA(ctx context.Context) error {
 	// Both replicas start at once, as a Deployment's do, on one store.
 	for i := 0; i < haReplicas; i++ {
 		if err := c.waitHTTP(ctx, ReplicaName(i), c.ha.replicaURL[i]+"/readyz", nil); err != nil {
-			return err
+			return c.explainStoreRefusal(ReplicaName(i), err)
 		}
 	}
 	c.ServerURL, c.ServerCAFile = c.ha.replicaURL[0], c.ha.caFiles[0]
