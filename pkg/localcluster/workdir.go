@@ -153,6 +153,12 @@ func (c *Cluster) openWorkState() error {
 	default:
 		c.cfg.Log("no earlier cluster in %s: starting a new %s cluster", c.cfg.WorkDir, formName(form))
 	}
+	if st == nil && earlier != nil && form == FormHA {
+		// Its etcd members know each other by peer ports nobody recorded: they could not form their cluster.
+		return fmt.Errorf("%s holds an HA cluster started before the local cluster recorded its etcd members' ports "+
+			"(%s), so its etcd cannot be restarted; start a new one, removing the earlier one, with: %s",
+			c.cfg.WorkDir, stateFile, c.cfg.FreshCommand)
+	}
 	if st == nil {
 		st = &workState{Form: form, Created: time.Now().UTC()}
 	}

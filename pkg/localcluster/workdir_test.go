@@ -225,3 +225,12 @@ func TestEtcdCertsKeptWhileValid(t *testing.T) {
 		t.Error("the etcd certificates were kept for other hosts")
 	}
 }
+
+func TestOpenWorkStateRefusesAnHAClusterWithoutRecordedPorts(t *testing.T) {
+	dir := t.TempDir()
+	mkdirs(t, dir, "etcd/member", "tapp-etcd/tapp-etcd-0")
+	c := &Cluster{cfg: Config{WorkDir: dir, HA: true, FreshCommand: `make run ARGS="--ha --fresh"`, Log: t.Logf}}
+	if err := c.openWorkState(); err == nil || !strings.Contains(err.Error(), `make run ARGS="--ha --fresh"`) {
+		t.Errorf("an HA directory without %s: %v, want an error naming the command that starts fresh", stateFile, err)
+	}
+}
