@@ -3,7 +3,8 @@
 // kube-controller-manager, kube-scheduler, kwok with fake nodes, and tapp-apiserver in cluster mode with its
 // own embedded etcd. A pod simulator stands in for the nodes' kubelets (kubelet.go) and a simulated CSI
 // driver serves two StorageClasses (storage.go). hack/local-up.sh and the end-to-end tests both start
-// clusters through it.
+// clusters through it. A start on a work directory an earlier start used restarts that cluster on its data
+// (workdir.go).
 package localcluster
 
 import (

@@ -184,6 +184,21 @@ func TestLocalUp(t *testing.T) {
 		t.Errorf("make run did not say it found the earlier cluster and how to start fresh:\n%s", again.output.String())
 	}
 	userClusterBack(started, 5)
+	// A kept node whose heartbeat lapsed while the cluster was stopped, as the node lifecycle controller marks
+	// it, is made Ready again by kwok.
+	lapsed := time.Now().UTC().Format(time.RFC3339)
+	if out, err := kubectl("patch", "node", "node-1", "--subresource=status", "--type=strategic", "-p",
+		`{"status":{"conditions":[{"type":"Ready","status":"Unknown","reason":"NodeStatusUnknown","message":"Kubelet stopped posting node status.",`+
+			`"lastHeartbeatTime":"`+lapsed+`","lastTransitionTime":"`+lapsed+`"}]}}`); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	pollUntil(t, readmeWalkthroughTimeout, "node-1 Ready again", func() error {
+		out, err := kubectl("get", "node", "node-1", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+		if err != nil || out != "True" {
+			return fmt.Errorf("node-1 Ready %q (%v)", out, err)
+		}
+		return nil
+	})
 	// It serves: the TApp controller, the scheduler, the nodes and the pod simulator all work.
 	if out, err := kubectl("scale", "tapp", "example-tapp", "--replicas=6"); err != nil {
 		t.Fatalf("%v: %s", err, out)
