@@ -36,6 +36,9 @@ func main() {
 		fmt.Printf("[local-up %s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 	}
 	cfg.FreshCommand = freshCommand()
+	if abs, err := filepath.Abs(cfg.WorkDir); err == nil {
+		cfg.WorkDir = abs
+	}
 
 	if fresh {
 		earlier, err := localcluster.FindEarlierCluster(cfg.WorkDir)
