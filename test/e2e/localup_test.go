@@ -32,6 +32,8 @@ const readmeWalkthroughTimeout = 3 * time.Minute
 // NodePool controller left them, every node heartbeating again, the TApp's instances Running, and it
 // serves (a scale-up runs). `make run ARGS=--ha` on that directory stops at once, naming the command that
 // starts a new HA cluster, and leaves the data alone: `make run` once more is still the user's cluster.
+// Last, the HA form on its own data: `make run ARGS="--ha --fresh"`, the examples and the node move, Ctrl-C,
+// and `make run ARGS=--ha` is that cluster again.
 func TestLocalUp(t *testing.T) {
 	clone := freshCopy(t)
 	workDir := filepath.Join(clone, "_output", "local")
@@ -226,6 +228,39 @@ func TestLocalUp(t *testing.T) {
 	last.waitReady(t)
 	userClusterBack(started, 6)
 	last.interrupt(t, workDir)
+
+	// The HA form keeps its own data as well: a new HA cluster (--fresh removes the single-replica one), the
+	// examples and the node move again, Ctrl-C, and make run ARGS=--ha is the same cluster.
+	haFresh := startMakeRun(t, clone, "ARGS=--ha --fresh")
+	haFresh.waitReady(t)
+	if !strings.Contains(haFresh.output.String(), "removed the earlier cluster") {
+		t.Errorf("make run ARGS=\"--ha --fresh\" did not say it removed the earlier cluster:\n%s", haFresh.output.String())
+	}
+	if out, err := kubectl("get", "tapp", "example-tapp"); err == nil {
+		t.Errorf("the new HA cluster has the earlier cluster's TApp:\n%s", out)
+	}
+	if out, err := kubectl("apply", "-f", "artifacts/examples/"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if out, err := kubectl("label", "node", "node-0", "apps.openyurt.io/desired-nodepool=shanghai", "--overwrite"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	pollUntil(t, readmeWalkthroughTimeout, "the NodePool controller takes node-0 out of hangzhou", func() error {
+		if pool, err := nodePoolLabel("node-0"); err != nil || pool == "hangzhou" {
+			return fmt.Errorf("node-0 is in node pool %q (%v)", pool, err)
+		}
+		return nil
+	})
+	haFresh.interrupt(t, workDir)
+
+	started = time.Now()
+	haAgain := startMakeRun(t, clone, "ARGS=--ha")
+	haAgain.waitReady(t)
+	if !strings.Contains(haAgain.output.String(), "found an earlier HA cluster") {
+		t.Errorf("make run ARGS=--ha did not say it found the earlier HA cluster:\n%s", haAgain.output.String())
+	}
+	userClusterBack(started, 3)
+	haAgain.interrupt(t, workDir)
 }
 
 // makeRun is `make run` running in a copy of the tree, in a process group of its own, its output collected.
