@@ -402,23 +402,62 @@ func (c *Cluster) startTAppAPIServer(ctx context.Context) error {
 	c.ServerURL = "https://127.0.0.1:" + strconv.Itoa(port)
 	c.ServerCAFile = filepath.Join(certDir, "apiserver.crt")
 	c.ServerEtcdCertDir = filepath.Join(certDir, "etcd")
-	return c.explainStoreRefusal("tapp-apiserver", c.waitHTTP(ctx, "tapp-apiserver", c.ServerURL+"/readyz", nil))
+	return c.waitServer(ctx, "tapp-apiserver", c.ServerURL+"/readyz")
 }
 
-// explainStoreRefusal adds to err, when the tapp-apiserver process name logged that its storage fence
-// refuses its store (pkg/storagefence: the store is not the one kube-apiserver's record names, as when a
-// store was removed or replaced while kube-apiserver's data was kept), what that means and the command that
-// starts a new cluster.
-func (c *Cluster) explainStoreRefusal(name string, err error) error {
+// storeRefusal is what tapp-apiserver logs when its storage fence refuses its store (pkg/storagefence).
+const storeRefusal = "Not serving: the store is not the cluster's"
+
+// waitServer waits until the tapp-apiserver process name answers url with 200, as waitHTTP does, but fails
+// as soon as it logs that its storage fence refuses its store: the store is not the one kube-apiserver's
+// record names (as when a store was removed or replaced while kube-apiserver's data was kept), which no
+// waiting mends. The error says so and names the command that starts a new cluster.
+func (c *Cluster) waitServer(ctx context.Context, name, url string) error {
+	waitCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	refused := make(chan string, 1)
+	go func() {
+		ticker := time.NewTicker(time.Second)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-waitCtx.Done():
+				return
+			case <-ticker.C:
+			}
+			if line := c.logLine(name, storeRefusal); line != "" {
+				refused <- line
+				cancel()
+				return
+			}
+		}
+	}()
+	err := c.waitHTTP(waitCtx, name, url, nil)
 	if err == nil {
 		return nil
 	}
-	log, readErr := os.ReadFile(c.path("logs", name+".log"))
-	if readErr != nil || !bytes.Contains(log, []byte("Not serving: the store")) {
+	select {
+	case line := <-refused:
+		return fmt.Errorf("%s refuses its store, which is not the store this cluster recorded:\n  %s\n"+
+			"start a new cluster, removing the earlier one, with: %s", name, line, c.cfg.FreshCommand)
+	default:
 		return err
 	}
-	return fmt.Errorf("%w\n%s refuses its store: it is not the store this cluster recorded (see %s); start a new cluster, "+
-		"removing the earlier one, with: %s", err, name, c.path("logs", name+".log"), c.cfg.FreshCommand)
+}
+
+// logLine returns the last line of the log of process name that contains text, or "".
+func (c *Cluster) logLine(name, text string) string {
+	log, err := os.ReadFile(c.path("logs", name+".log"))
+	if err != nil {
+		return ""
+	}
+	found := ""
+	for _, line := range strings.Split(string(log), "\n") {
+		if strings.Contains(line, text) {
+			found = line
+		}
+	}
+	return found
 }
 
 // APIServiceManifest returns the APIServices that register tapp-apiserver, with its CA bundle.

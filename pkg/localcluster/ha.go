@@ -277,8 +277,8 @@ func (c *Cluster) startHA(ctx context.Context) error {
 	}
 	// Both replicas start at once, as a Deployment's do, on one store.
 	for i := 0; i < haReplicas; i++ {
-		if err := c.waitHTTP(ctx, ReplicaName(i), c.ha.replicaURL[i]+"/readyz", nil); err != nil {
-			return c.explainStoreRefusal(ReplicaName(i), err)
+		if err := c.waitServer(ctx, ReplicaName(i), c.ha.replicaURL[i]+"/readyz"); err != nil {
+			return err
 		}
 	}
 	c.ServerURL, c.ServerCAFile = c.ha.replicaURL[0], c.ha.caFiles[0]

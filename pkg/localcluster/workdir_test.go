@@ -2,13 +2,17 @@ package localcluster
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func mkdirs(t *testing.T, dir string, names ...string) {
@@ -232,5 +236,25 @@ func TestOpenWorkStateRefusesAnHAClusterWithoutRecordedPorts(t *testing.T) {
 	c := &Cluster{cfg: Config{WorkDir: dir, HA: true, FreshCommand: `make run ARGS="--ha --fresh"`, Log: t.Logf}}
 	if err := c.openWorkState(); err == nil || !strings.Contains(err.Error(), `make run ARGS="--ha --fresh"`) {
 		t.Errorf("an HA directory without %s: %v, want an error naming the command that starts fresh", stateFile, err)
+	}
+}
+
+func TestWaitServerFailsAtOnceWhenTheFenceRefusesTheStore(t *testing.T) {
+	dir := t.TempDir()
+	mkdirs(t, dir, "logs")
+	notReady := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "[-]storage-fence failed", http.StatusInternalServerError)
+	}))
+	defer notReady.Close()
+	line := `E1127 14:48:25.385281 1964 fence.go:240] "` + storeRefusal + `" reason="StoreEmpty"`
+	if err := os.WriteFile(filepath.Join(dir, "logs", "tapp-apiserver.log"), []byte("I1127 starting\n"+line+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &Cluster{cfg: Config{WorkDir: dir, FreshCommand: "make run ARGS=--fresh", Log: t.Logf}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // waitHTTP alone waits two minutes
+	defer cancel()
+	err := c.waitServer(ctx, "tapp-apiserver", notReady.URL+"/readyz")
+	if err == nil || !strings.Contains(err.Error(), "make run ARGS=--fresh") || !strings.Contains(err.Error(), "StoreEmpty") {
+		t.Errorf("waitServer: %v, want the fence's refusal and the command that starts fresh", err)
 	}
 }
