@@ -21,8 +21,9 @@ build:
 	$(GO) build -o $(BIN_DIR)/kubectl-tapp ./cmd/kubectl-tapp
 	ln -sf kubectl-tapp $(BIN_DIR)/kubectl_complete-tapp
 
-## run: a local control plane with tapp-apiserver behind the aggregator (hack/local-up.sh; Ctrl-C stops it);
-## ARGS=--ha for two replicas on a three-member etcd
+## run: a local control plane with tapp-apiserver behind the aggregator (hack/local-up.sh; Ctrl-C stops it, and
+## run again restarts it on its data in _output/local); ARGS=--ha for two replicas on a three-member etcd,
+## ARGS=--fresh to remove the earlier cluster first
 run:
 	./hack/local-up.sh $(ARGS)
 

@@ -91,3 +91,33 @@ func (a *Authority) Sign(subject pkix.Name, hosts []string, usages []x509.ExtKey
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: certutil.CertificateBlockType, Bytes: der}), keyPEM, nil
 }
+
+// KeyPEM is the CA's key in PEM, for Load to read back.
+func (a *Authority) KeyPEM() ([]byte, error) {
+	return keyutil.MarshalPrivateKeyToPEM(a.key)
+}
+
+// Load reads back a CA written as CertPEM and KeyPEM. It fails when the key is not the certificate's or the
+// certificate is not a CA.
+func Load(certPEM, keyPEM []byte) (*Authority, error) {
+	certs, err := certutil.ParseCertsPEM(certPEM)
+	if err != nil {
+		return nil, err
+	}
+	if len(certs) != 1 || !certs[0].IsCA {
+		return nil, fmt.Errorf("want one CA certificate, got %d certificates", len(certs))
+	}
+	parsed, err := keyutil.ParsePrivateKeyPEM(keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	key, ok := parsed.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("the CA key cannot sign")
+	}
+	pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool })
+	if !ok || !pub.Equal(certs[0].PublicKey) {
+		return nil, fmt.Errorf("the key is not the CA certificate's")
+	}
+	return &Authority{cert: certs[0], key: key}, nil
+}

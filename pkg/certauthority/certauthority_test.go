@@ -73,3 +73,45 @@ func TestValidityCappedByTheCA(t *testing.T) {
 		t.Errorf("certificate valid until %s, after its CA (%s)", cert.NotAfter, ca.Certificate().NotAfter)
 	}
 }
+
+func TestLoadReadsBackTheCA(t *testing.T) {
+	ca, err := New("test-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM, err := ca.KeyPEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := Load(ca.CertPEM(), keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM, _, err := loaded.Sign(pkix.Name{CommonName: "client"}, nil, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(certPEM)
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cert.CheckSignatureFrom(ca.Certificate()); err != nil {
+		t.Errorf("a certificate signed by the loaded CA does not chain to the original: %v", err)
+	}
+
+	other, err := New("other-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherKey, err := other.KeyPEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(ca.CertPEM(), otherKey); err == nil {
+		t.Error("Load took another CA's key")
+	}
+	if _, err := Load(certPEM, keyPEM); err == nil {
+		t.Error("Load took a certificate that is not a CA")
+	}
+}

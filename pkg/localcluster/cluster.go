@@ -3,7 +3,8 @@
 // kube-controller-manager, kube-scheduler, kwok with fake nodes, and tapp-apiserver in cluster mode with its
 // own embedded etcd. A pod simulator stands in for the nodes' kubelets (kubelet.go) and a simulated CSI
 // driver serves two StorageClasses (storage.go). hack/local-up.sh and the end-to-end tests both start
-// clusters through it.
+// clusters through it. A start on a work directory an earlier start used restarts that cluster on its data
+// (workdir.go).
 package localcluster
 
 import (
@@ -25,10 +26,15 @@ import (
 	"text/template"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/yaml"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/etcdpki"
 )
@@ -62,6 +68,9 @@ type Config struct {
 	// NodeCost, when set, makes the pod simulator model what a node spends on each pod (NodeCostModel);
 	// nil: pods start at once.
 	NodeCost *NodeCostModel
+	// FreshCommand is the command that starts a new cluster in WorkDir, named where a start cannot go on with
+	// the earlier cluster there; empty: removing WorkDir.
+	FreshCommand string
 	// Log receives progress lines; nil discards them.
 	Log func(format string, args ...interface{})
 }
@@ -90,6 +99,7 @@ type Cluster struct {
 	kubelet    *kubelet
 	kubeletAPI *kubeletAPI
 	ha         *haState
+	state      *workState
 }
 
 type clusterPKI struct {
@@ -126,6 +136,9 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		}
 		*p = abs
 	}
+	if cfg.FreshCommand == "" {
+		cfg.FreshCommand = "rm -rf " + cfg.WorkDir
+	}
 	if cfg.HA {
 		// The aggregator proxies to an endpoint of the Service rather than to its cluster IP.
 		cfg.KubeAPIServerArgs = append(append([]string(nil), cfg.KubeAPIServerArgs...), "--enable-aggregator-routing=true")
@@ -149,6 +162,12 @@ func (c *Cluster) path(elem ...string) string {
 func (c *Cluster) tool(name string) string { return filepath.Join(c.cfg.ToolsDir, name) }
 
 func (c *Cluster) start(ctx context.Context) error {
+	if err := os.MkdirAll(c.cfg.WorkDir, 0o755); err != nil {
+		return err
+	}
+	if err := c.openWorkState(); err != nil {
+		return err
+	}
 	for _, dir := range []string{"pki", "logs", "etcd", "tapp-apiserver"} {
 		if err := os.MkdirAll(c.path(dir), 0o755); err != nil {
 			return err
@@ -169,6 +188,14 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if !c.cfg.HA {
+		service, err := renderManifest("service.yaml", nil)
+		if err != nil {
+			return err
+		}
+		rbac = append(append(rbac, "---\n"...), service...)
+	}
+	// These objects are the local cluster's own, which tapp-apiserver needs as they are written here.
 	if err := c.kubectl(ctx, rbac, "apply", "--server-side", "--force-conflicts", "-f", "-"); err != nil {
 		return err
 	}
@@ -261,7 +288,9 @@ func (c *Cluster) startScheduler(ctx context.Context) error {
 	return c.waitHTTP(ctx, "kube-scheduler", "https://127.0.0.1:"+strconv.Itoa(port)+"/healthz", nil)
 }
 
-// startNodes runs kwok and creates the fake nodes, half of them in node pool "hangzhou" and half in "shanghai".
+// startNodes runs kwok and creates the fake nodes that do not exist yet, half of them in node pool
+// "hangzhou" and half in "shanghai". Nodes an earlier start created are the user's to change (labels, taints,
+// pools): they are kept as they are, and kwok, which manages every node, makes them Ready again.
 func (c *Cluster) startNodes(ctx context.Context) error {
 	// kwok.yaml holds kwok's own templates: it is copied, not rendered.
 	stages, err := manifests.ReadFile("manifests/kwok.yaml")
@@ -272,8 +301,24 @@ func (c *Cluster) startNodes(ctx context.Context) error {
 	if err := os.WriteFile(kwokConfig, stages, 0o644); err != nil {
 		return err
 	}
-	// The kubelet API every node reports as its kubelet endpoint (kubeletapi.go).
-	if c.kubeletAPI, err = startKubeletAPI(c.AdminConfig, c.pki.kubeletServing, c.pki.clientCA.CertFile); err != nil {
+	// The kubelet API every node reports as its kubelet endpoint (kubeletapi.go), on the port of the earlier
+	// start when it is free: kept nodes report that port until kwok next writes their status.
+	kubeletPort, err := c.port("kubelet-api", false)
+	if err != nil {
+		return err
+	}
+	if c.kubeletAPI, err = startKubeletAPI(c.AdminConfig, c.pki.kubeletServing, c.pki.clientCA.CertFile, kubeletPort); err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(c.AdminConfig)
+	if err != nil {
+		return err
+	}
+	// The node Leases an earlier start's kwok held name that kwok process, which is gone: a new kwok would
+	// only take them over once they expire, and the node lifecycle controller could meanwhile mark the nodes
+	// Unknown. They are the simulated kubelets' heartbeats, the local cluster's own: the new kwok creates them
+	// again at once.
+	if err := c.releaseNodeLeases(ctx, client); err != nil {
 		return err
 	}
 	_, err = c.run("kwok", c.tool("kwok"),
@@ -289,27 +334,76 @@ func (c *Cluster) startNodes(ctx context.Context) error {
 		return err
 	}
 	var nodes []string
+	created := 0
 	for i := 0; i < c.cfg.Nodes; i++ {
 		pool := "hangzhou"
 		if i%2 == 1 {
 			pool = "shanghai"
 		}
 		nodes = append(nodes, fmt.Sprintf("node-%d", i))
-		node, err := renderManifest("node.yaml", map[string]interface{}{"Name": nodes[i], "Pool": pool})
+		manifest, err := renderManifest("node.yaml", map[string]interface{}{"Name": nodes[i], "Pool": pool})
 		if err != nil {
 			return err
 		}
-		if err := c.kubectl(ctx, node, "apply", "--server-side", "-f", "-"); err != nil {
-			return err
+		node := &corev1.Node{}
+		if err := yaml.UnmarshalStrict(manifest, node); err != nil {
+			return fmt.Errorf("manifests/node.yaml: %w", err)
+		}
+		_, err = client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{FieldManager: fieldManager})
+		switch {
+		case err == nil:
+			created++
+		case !apierrors.IsAlreadyExists(err):
+			return fmt.Errorf("creating node %s: %w", node.Name, err)
+		default:
+			if err := c.pointAtKubeletAPI(ctx, client, node.Name); err != nil {
+				return err
+			}
 		}
 	}
 	args := append([]string{"wait", "--for=condition=Ready", "--timeout=120s"}, prefixed("node/", nodes)...)
 	if err := c.kubectl(ctx, nil, args...); err != nil {
 		return err
 	}
-	c.cfg.Log("%d nodes are Ready", len(nodes))
+	c.cfg.Log("%d nodes are Ready (%d created, %d kept as they were)", len(nodes), created, len(nodes)-created)
 	return nil
 }
+
+// pointAtKubeletAPI makes a node kept from an earlier start report this start's kubelet API as its kubelet
+// endpoint, when the earlier port could not be kept (kwok writes the endpoint only when it makes a node Ready).
+func (c *Cluster) pointAtKubeletAPI(ctx context.Context, client kubernetes.Interface, name string) error {
+	node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	port := int32(c.kubeletAPI.port())
+	if node.Status.DaemonEndpoints.KubeletEndpoint.Port == port {
+		return nil
+	}
+	patch := fmt.Sprintf(`{"status":{"daemonEndpoints":{"kubeletEndpoint":{"Port":%d}}}}`, port)
+	if _, err := client.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status"); err != nil {
+		return fmt.Errorf("pointing node %s at the kubelet API: %w", name, err)
+	}
+	return nil
+}
+
+// releaseNodeLeases deletes the node Leases of existing nodes (in kube-node-lease, named after their node).
+func (c *Cluster) releaseNodeLeases(ctx context.Context, client kubernetes.Interface) error {
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, node := range nodes.Items {
+		err := client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Delete(ctx, node.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting the Lease of node %s: %w", node.Name, err)
+		}
+	}
+	return nil
+}
+
+// fieldManager is the field manager of what the local cluster writes through client-go.
+const fieldManager = "local-cluster"
 
 func prefixed(prefix string, names []string) []string {
 	out := make([]string, len(names))
@@ -325,7 +419,10 @@ func (c *Cluster) startTAppAPIServer(ctx context.Context) error {
 	if err := c.writeKubeconfig(kubeconfig, "tapp-apiserver", c.pki.tappServer); err != nil {
 		return err
 	}
-	port := freePort()
+	port, err := c.port("tapp-apiserver", false)
+	if err != nil {
+		return err
+	}
 	certDir := c.path("tapp-apiserver", "certs")
 	args := append([]string{
 		"--kubeconfig=" + kubeconfig,
@@ -341,7 +438,62 @@ func (c *Cluster) startTAppAPIServer(ctx context.Context) error {
 	c.ServerURL = "https://127.0.0.1:" + strconv.Itoa(port)
 	c.ServerCAFile = filepath.Join(certDir, "apiserver.crt")
 	c.ServerEtcdCertDir = filepath.Join(certDir, "etcd")
-	return c.waitHTTP(ctx, "tapp-apiserver", c.ServerURL+"/readyz", nil)
+	return c.waitServer(ctx, "tapp-apiserver", c.ServerURL+"/readyz")
+}
+
+// storeRefusal is what tapp-apiserver logs when its storage fence refuses its store (pkg/storagefence).
+const storeRefusal = "Not serving: the store is not the cluster's"
+
+// waitServer waits until the tapp-apiserver process name answers url with 200, as waitHTTP does, but fails
+// as soon as it logs that its storage fence refuses its store: the store is not the one kube-apiserver's
+// record names (as when a store was removed or replaced while kube-apiserver's data was kept), which no
+// waiting mends. The error says so and names the command that starts a new cluster.
+func (c *Cluster) waitServer(ctx context.Context, name, url string) error {
+	waitCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	refused := make(chan string, 1)
+	go func() {
+		ticker := time.NewTicker(time.Second)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-waitCtx.Done():
+				return
+			case <-ticker.C:
+			}
+			if line := c.logLine(name, storeRefusal); line != "" {
+				refused <- line
+				cancel()
+				return
+			}
+		}
+	}()
+	err := c.waitHTTP(waitCtx, name, url, nil)
+	if err == nil {
+		return nil
+	}
+	select {
+	case line := <-refused:
+		return fmt.Errorf("%s refuses its store, which is not the store this cluster recorded:\n  %s\n"+
+			"start a new cluster, removing the earlier one, with: %s", name, line, c.cfg.FreshCommand)
+	default:
+		return err
+	}
+}
+
+// logLine returns the last line of the log of process name that contains text, or "".
+func (c *Cluster) logLine(name, text string) string {
+	log, err := os.ReadFile(c.path("logs", name+".log"))
+	if err != nil {
+		return ""
+	}
+	found := ""
+	for _, line := range strings.Split(string(log), "\n") {
+		if strings.Contains(line, text) {
+			found = line
+		}
+	}
+	return found
 }
 
 // APIServiceManifest returns the APIServices that register tapp-apiserver, with its CA bundle.
@@ -488,14 +640,16 @@ func (c *Cluster) run(name, binary string, args ...string) (*process, error) {
 	return p, nil
 }
 
+// writePKI writes the cluster's CAs, certificates and service account keys, keeping those an earlier start
+// on the same work directory wrote while they are valid (pki.go).
 func (c *Cluster) writePKI() error {
 	dir := c.path("pki")
 	p := &clusterPKI{}
 	var err error
-	if p.clientCA, err = newAuthority(dir, "client-ca"); err != nil {
+	if p.clientCA, err = loadOrNewAuthority(dir, "client-ca"); err != nil {
 		return err
 	}
-	if p.frontProxyCA, err = newAuthority(dir, "front-proxy-ca"); err != nil {
+	if p.frontProxyCA, err = loadOrNewAuthority(dir, "front-proxy-ca"); err != nil {
 		return err
 	}
 	issues := []struct {
@@ -520,7 +674,7 @@ func (c *Cluster) writePKI() error {
 			return err
 		}
 	}
-	if p.saPublicKey, p.saSigningKey, err = writeServiceAccountKeys(dir); err != nil {
+	if p.saPublicKey, p.saSigningKey, err = serviceAccountKeys(dir); err != nil {
 		return err
 	}
 	c.pki = p
@@ -531,15 +685,15 @@ func (c *Cluster) writePKI() error {
 // CA (pkg/etcdpki) in pki/etcd, and kube-apiserver's client certificate the only one issued. It returns the
 // client URL.
 func (c *Cluster) startEtcd(ctx context.Context) (string, error) {
-	clientPort, peerPort := freePort(), freePort()
-	if clientPort == 0 || peerPort == 0 {
-		return "", fmt.Errorf("no free loopback port for etcd")
-	}
-	certs, err := etcdpki.Issue("local-etcd", []string{"127.0.0.1", "localhost"}, etcdpki.DefaultValidity)
+	clientPort, err := c.port("etcd-client", false)
 	if err != nil {
 		return "", err
 	}
-	if err := certs.Write(c.EtcdCertDir()); err != nil {
+	peerPort, err := c.port("etcd-peer", false)
+	if err != nil {
+		return "", err
+	}
+	if err := etcdCerts(c.EtcdCertDir(), "local-etcd", []string{"127.0.0.1", "localhost"}); err != nil {
 		return "", err
 	}
 	pki := func(name string) string { return filepath.Join(c.EtcdCertDir(), name) }
@@ -591,9 +745,12 @@ func (c *Cluster) waitEtcd(ctx context.Context, url, caFile, certFile, keyFile s
 }
 
 func (c *Cluster) startKubeAPIServer(ctx context.Context, etcdURL string) error {
-	port := freePort()
+	port, err := c.port("kube-apiserver", false)
+	if err != nil {
+		return err
+	}
 	p := c.pki
-	_, err := c.run("kube-apiserver", c.tool("kube-apiserver"),
+	_, err = c.run("kube-apiserver", c.tool("kube-apiserver"),
 		"--etcd-servers="+etcdURL,
 		"--etcd-cafile="+filepath.Join(c.EtcdCertDir(), etcdpki.CAFile),
 		"--etcd-certfile="+filepath.Join(c.EtcdCertDir(), etcdpki.ClientCertFile),

@@ -277,7 +277,7 @@ func (c *Cluster) startHA(ctx context.Context) error {
 	}
 	// Both replicas start at once, as a Deployment's do, on one store.
 	for i := 0; i < haReplicas; i++ {
-		if err := c.waitHTTP(ctx, ReplicaName(i), c.ha.replicaURL[i]+"/readyz", nil); err != nil {
+		if err := c.waitServer(ctx, ReplicaName(i), c.ha.replicaURL[i]+"/readyz"); err != nil {
 			return err
 		}
 	}
@@ -297,11 +297,7 @@ func (c *Cluster) startHA(ctx context.Context) error {
 
 // startHAEtcd runs three etcd members forming one cluster, with mutual TLS on their client and peer ports.
 func (c *Cluster) startHAEtcd(ctx context.Context) error {
-	bundle, err := etcdpki.Issue(haEtcdName, []string{"127.0.0.1", "localhost"}, etcdpki.DefaultValidity)
-	if err != nil {
-		return err
-	}
-	if err := bundle.Write(c.HAEtcdCertDir()); err != nil {
+	if err := etcdCerts(c.HAEtcdCertDir(), haEtcdName, []string{"127.0.0.1", "localhost"}); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(c.path(haEtcdName), 0o700); err != nil {
@@ -310,9 +306,14 @@ func (c *Cluster) startHAEtcd(ctx context.Context) error {
 	certs := func(name string) string { return filepath.Join(c.HAEtcdCertDir(), name) }
 	var initial []string
 	for i := 0; i < haEtcdMembers; i++ {
-		clientPort, peerPort := freePort(), freePort()
-		if clientPort == 0 || peerPort == 0 {
-			return fmt.Errorf("no free loopback port for etcd")
+		clientPort, err := c.port(EtcdMemberName(i)+"-client", false)
+		if err != nil {
+			return err
+		}
+		// The members know each other by their peer URLs, kept in their data: a restart needs the same ones.
+		peerPort, err := c.port(EtcdMemberName(i)+"-peer", true)
+		if err != nil {
+			return fmt.Errorf("%w; to start a new cluster instead: %s", err, c.cfg.FreshCommand)
 		}
 		c.ha.etcdURLs = append(c.ha.etcdURLs, "https://127.0.0.1:"+strconv.Itoa(clientPort))
 		c.ha.etcdPeers = append(c.ha.etcdPeers, "https://127.0.0.1:"+strconv.Itoa(peerPort))
@@ -348,8 +349,8 @@ func (c *Cluster) waitEtcdMember(ctx context.Context, i int) error {
 	return c.waitEtcd(ctx, c.ha.etcdURLs[i], certs(etcdpki.CAFile), certs(etcdpki.ClientCertFile), certs(etcdpki.ClientKeyFile))
 }
 
-// createHAService replaces the ExternalName Service of the single-replica form by a selector-less ClusterIP
-// Service with one EndpointSlice per replica, not ready until the endpoints keeper has probed it.
+// createHAService (re)creates the selector-less ClusterIP Service with one EndpointSlice per replica, not
+// ready until the endpoints keeper has probed it; an earlier start's Service and EndpointSlices are replaced.
 func (c *Cluster) createHAService(ctx context.Context) error {
 	client, err := kubernetes.NewForConfig(c.AdminConfig)
 	if err != nil {
@@ -378,8 +379,18 @@ func (c *Cluster) createHAService(ctx context.Context) error {
 	}
 	for i := 0; i < haReplicas; i++ {
 		slice := c.replicaSlice(i, false)
-		if _, err := client.DiscoveryV1().EndpointSlices(ns).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("creating EndpointSlice %s/%s: %w", ns, slice.Name, err)
+		slices := client.DiscoveryV1().EndpointSlices(ns)
+		_, err := slices.Create(ctx, slice, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			// An earlier start's, with that start's address and port.
+			var current *discoveryv1.EndpointSlice
+			if current, err = slices.Get(ctx, slice.Name, metav1.GetOptions{}); err == nil {
+				current.Labels, current.Endpoints, current.Ports = slice.Labels, slice.Endpoints, slice.Ports
+				_, err = slices.Update(ctx, current, metav1.UpdateOptions{})
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("writing EndpointSlice %s/%s: %w", ns, slice.Name, err)
 		}
 	}
 	c.cfg.Log("Service %s/%s routes to %s", ns, name, strings.Join(c.ha.replicaURL, " and "))

@@ -56,16 +56,16 @@ type kubeletAPI struct {
 
 // startKubeletAPI listens on a free loopback port and serves the kubelet API with the given serving
 // certificate, reading pods with config and trusting client certificates of clientCAFile whose common name is kubeletClientName.
-func startKubeletAPI(config *rest.Config, serving certFiles, clientCAFile string) (*kubeletAPI, error) {
+func startKubeletAPI(config *rest.Config, serving certFiles, clientCAFile string, port int) (*kubeletAPI, error) {
 	client, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return nil, err
 	}
-	return serveKubeletAPI(client, serving, clientCAFile)
+	return serveKubeletAPI(client, serving, clientCAFile, port)
 }
 
 // serveKubeletAPI is startKubeletAPI with a client.
-func serveKubeletAPI(client kubernetes.Interface, serving certFiles, clientCAFile string) (*kubeletAPI, error) {
+func serveKubeletAPI(client kubernetes.Interface, serving certFiles, clientCAFile string, port int) (*kubeletAPI, error) {
 	cert, err := tls.LoadX509KeyPair(serving.CertFile, serving.KeyFile)
 	if err != nil {
 		return nil, err
@@ -78,7 +78,7 @@ func serveKubeletAPI(client kubernetes.Interface, serving certFiles, clientCAFil
 	if !pool.AppendCertsFromPEM(caPEM) {
 		return nil, fmt.Errorf("no certificate in %s", clientCAFile)
 	}
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	listener, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
 		return nil, err
 	}

@@ -142,7 +142,7 @@ func (s *fakeStream) Close() error                { return nil }
 // TestKubeletAPIListener checks the real listener: loopback, TLS, and a client certificate of the CA required.
 func TestKubeletAPIListener(t *testing.T) {
 	dir := t.TempDir()
-	ca, err := newAuthority(dir, "ca")
+	ca, err := loadOrNewAuthority(dir, "ca")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestKubeletAPIListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := serveKubeletAPI(fake.NewSimpleClientset(runningPod()), serving, ca.CertFile)
+	k, err := serveKubeletAPI(fake.NewSimpleClientset(runningPod()), serving, ca.CertFile, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,8 +105,9 @@ func runMain(m *testing.M) int {
 		workDir = absolute(workDir)
 	}
 	// A previous run's data (etcd, certificates) must not leak into this one.
-	for _, stale := range []string{"pki", "logs", "etcd", "tapp-apiserver", "kubeconfig", "kwok.yaml"} {
-		_ = os.RemoveAll(filepath.Join(workDir, stale))
+	if err := localcluster.RemoveData(workDir); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
 	}
 	logsDir := filepath.Join(workDir, "logs")
 
