@@ -28,7 +28,10 @@ for f in "${WORK}"/tapp-apiserver/templates/*.yaml; do
   {
     echo "# Rendered from artifacts/chart/tapp-apiserver (profile default) by hack/render-deploy.sh: do not edit."
     # Helm's "# Source:" lines name the template, which the header already does; the first "---" is redundant.
-    grep -v '^# Source: ' "${f}" | sed '1{/^---$/d}'
+    # Helm v4 ends each document with an empty line, v3 does not: drop those, so both render the same files.
+    grep -v '^# Source: ' "${f}" | sed '1{/^---$/d}' | awk '
+      /^$/ { blank++; next }
+      { if ($0 != "---") { for (; blank > 0; blank--) print "" } ; blank = 0; print }'
   } >"${OUT}/${name}"
 done
 
