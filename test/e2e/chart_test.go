@@ -134,6 +134,22 @@ func findRendered(objs []renderedObject, kind, name string) *renderedObject {
 func TestChartProfiles(t *testing.T) {
 	t.Parallel()
 	clients := helmClients(t)
+	// Bad values are refused before anything reaches the cluster, naming the value.
+	t.Run("bad values", func(t *testing.T) {
+		for _, bad := range []struct{ set, want string }{
+			{"replica=3", "additional properties 'replica' not allowed"},
+			{"etcd.members=2", "/etcd/members"},
+			{"image.digest=latest", "/image/digest"},
+			{"etcd.bundled=false", "etcd.bundled=false needs etcd.external.endpoints"},
+		} {
+			for _, h := range clients {
+				_, err := h.run(t, "template", "tapp-apiserver", chartDir(), "--set", bad.set)
+				if err == nil || !strings.Contains(err.Error(), bad.want) {
+					t.Errorf("%s template --set %s: err = %v, want it to say %q", h.name, bad.set, err, bad.want)
+				}
+			}
+		}
+	})
 	for _, profile := range chartProfiles {
 		profile := profile
 		t.Run(profile, func(t *testing.T) {
