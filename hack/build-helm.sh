@@ -4,6 +4,7 @@
 # already in the cache are not rebuilt. A cold build takes a few minutes per version on 2 cores.
 #
 #   hack/build-helm.sh             build what is missing, print the bin directory on the last line
+#   hack/build-helm.sh helm3       only Helm v3 (what hack/render-deploy.sh needs)
 #   TOOLS_CACHE_DIR=...            override the cache root (default: $XDG_CACHE_HOME or ~/.cache)
 set -o errexit -o nounset -o pipefail
 
@@ -36,6 +37,11 @@ build() {
   log "${name}: built in $((SECONDS - start))s"
 }
 
-build helm3 v3 "${HELM3_VERSION}"
-build helm4 v4 "${HELM4_VERSION}"
+WANT=${1:-all}
+case "${WANT}" in
+  all | helm3 | helm4) ;;
+  *) echo "usage: $0 [helm3|helm4]" >&2; exit 2 ;;
+esac
+if [[ ${WANT} != helm4 ]]; then build helm3 v3 "${HELM3_VERSION}"; fi
+if [[ ${WANT} != helm3 ]]; then build helm4 v4 "${HELM4_VERSION}"; fi
 echo "${BIN_DIR}"

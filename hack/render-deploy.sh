@@ -10,7 +10,7 @@ set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=${1:-${ROOT}/artifacts/deploy}
-HELM=${HELM:-$("${ROOT}/hack/build-helm.sh" | tail -n 1)/helm3}
+HELM=${HELM:-$("${ROOT}/hack/build-helm.sh" helm3 | tail -n 1)/helm3}
 CHART="${ROOT}/artifacts/chart/tapp-apiserver"
 WORK=$(mktemp -d)
 trap 'rm -rf "${WORK}"' EXIT
