@@ -402,7 +402,10 @@ func TestChartLifecycle(t *testing.T) {
 				"--set", "image.repository=registry.example.test/tapp-apiserver",
 				"--wait", "--timeout", "2m"}
 
-			h.mustRun(t, append([]string{"install", release, chartDir(), "--set", "image.tag=v1,replicas=2"}, common...)...)
+			out := h.mustRun(t, append([]string{"install", release, chartDir(), "--set", "image.tag=v1,replicas=2"}, common...)...)
+			// The release notes tell what the uninstall keeps.
+			requireContains(t, h.name+" install's notes", out, "registry.example.test/tapp-apiserver:v1: 2 replica(s)",
+				"`helm uninstall` keeps the APIServices")
 			checkChartDeployment(t, ns, "registry.example.test/tapp-apiserver:v1", 2)
 			// The release owns the APIServices, and its manifest keeps them on uninstall (Helm reads the policy
 			// from the release's manifest: an adopted object's live metadata may not have been patched, since
