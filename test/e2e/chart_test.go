@@ -335,8 +335,10 @@ func apiServiceIsAvailable(u *unstructured.Unstructured) bool {
 // that report Running and Ready without running the server. The chart's APIServices are therefore pointed at
 // the local cluster's real tapp-apiserver (apiServices.service, and its CA as apiServices.caBundle) and take
 // over the APIServices the cluster registered, the way a kustomize installation is adopted (docs/install.md):
-// the test shows that Helm adopts them, that the caBundle value makes a working registration, that install,
-// upgrade and rollback never make the APIService unavailable, that the Deployment follows the image and
+// the test shows that Helm adopts them, that install, upgrade and rollback never make the APIService
+// unavailable (Helm 4 applies the chart's APIServices server-side, so a wrong rendering of the caBundle value
+// or of the service would show there; Helm 3 patches adopted objects of kinds outside client-go's scheme only
+// where the release's manifests differ, so it leaves them as registered), that the Deployment follows the image and
 // replica changes and their rollback, and that uninstalling keeps the APIServices (helm.sh/resource-policy)
 // so the TApp's pods are never touched. It does not show the chart's server pods serving. The cluster-scoped
 // RBAC, user roles and FlowSchemas are not installed (rbac.create, userRoles.create, flowSchema.create off):
