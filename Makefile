@@ -11,7 +11,7 @@ GO_TEST_FLAGS ?= -count=1
 
 FUZZ_TIME ?= 60s
 
-.PHONY: fuzz chaos all build run run-standalone tools e2e bench test unit integration verify verify-gofmt verify-vet verify-codegen verify-module-pins codegen clean
+.PHONY: fuzz chaos all build run run-standalone tools helm e2e bench test unit integration verify verify-gofmt verify-vet verify-codegen verify-module-pins verify-deploy codegen deploy-manifests clean
 
 all: build
 
@@ -40,6 +40,10 @@ run-standalone: build
 tools:
 	./hack/build-tools.sh
 
+## helm: build the Helm v3 and v4 clients the chart tests use into the cache (hack/build-helm.sh)
+helm:
+	./hack/build-helm.sh
+
 ## test: static checks, unit, integration and end-to-end tests (what CI runs)
 test: verify unit integration e2e
 
@@ -55,7 +59,8 @@ integration:
 e2e: build
 	./hack/install-iproute2.sh
 	tools_dir=$$(./hack/build-tools.sh | tail -n 1); \
-	TAPP_E2E_TOOLS_DIR=$$tools_dir TAPP_E2E_SERVER_BINARY=$(CURDIR)/$(BIN_DIR)/tapp-apiserver \
+	helm_dir=$$(./hack/build-helm.sh | tail -n 1); \
+	TAPP_E2E_TOOLS_DIR=$$tools_dir TAPP_E2E_HELM_DIR=$$helm_dir TAPP_E2E_SERVER_BINARY=$(CURDIR)/$(BIN_DIR)/tapp-apiserver \
 	TAPP_E2E_PLUGIN_BINARY=$(CURDIR)/$(BIN_DIR)/kubectl-tapp \
 		$(GO) test -tags e2e $(GO_TEST_FLAGS) -timeout 45m ./test/e2e/...
 
@@ -95,8 +100,8 @@ fuzz:
 		done; \
 	done
 
-## verify: formatting, vet, generated code and module pins
-verify: verify-gofmt verify-vet verify-module-pins verify-codegen
+## verify: formatting, vet, generated code, module pins, and artifacts/deploy against the chart
+verify: verify-gofmt verify-vet verify-module-pins verify-codegen verify-deploy
 
 verify-gofmt:
 	@out=$$(gofmt -l cmd pkg test hack 2>/dev/null); if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -110,6 +115,13 @@ verify-codegen:
 
 verify-module-pins:
 	./hack/verify-module-pins.sh
+
+verify-deploy:
+	./hack/verify-deploy.sh
+
+## deploy-manifests: render the chart's default profile into artifacts/deploy (hack/render-deploy.sh)
+deploy-manifests:
+	./hack/render-deploy.sh
 
 ## codegen: regenerate deepcopy, defaulters, conversions, OpenAPI, clientset, listers, informers, apply configurations
 codegen:
