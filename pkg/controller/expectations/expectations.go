@@ -8,15 +8,18 @@
 // Unlike ControllerExpectations, which counts adds and deletes, each expected write is remembered by the
 // name of the object written (as UIDTrackingControllerExpectations remembers deletions by UID), together
 // with what the cache must show for it: an object of that name (Create), no object of that UID or a
-// terminating one (Delete), another version than the one updated, or none (UpdateFrom), or a label value
-// (UpdateTo). They are observed by looking the objects up in the cache when the sync asks whether they are
-// satisfied, so a missed or coalesced event cannot leave one pending.
+// terminating one (Delete), another version than the one updated, or none (UpdateFrom), a label value
+// (UpdateTo), or a claim requesting at least the storage written, or none of that UID (StorageRequest).
+// They are observed by looking the objects up in the cache when the sync asks whether they are satisfied,
+// so a missed or coalesced event cannot leave one pending.
 package expectations
 
 import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -33,6 +36,7 @@ const (
 	del
 	updateFrom
 	updateTo
+	storageRequest
 )
 
 // Write is a write about to be made, and what the cache must show to have observed it.
@@ -44,6 +48,8 @@ type Write struct {
 	resourceVersion string
 	// label and value are written by an update (UpdateTo).
 	label, value string
+	// storage is the storage request written to a claim (StorageRequest).
+	storage resource.Quantity
 }
 
 // Create is a create: observed once the cache holds an object of that name.
@@ -63,6 +69,13 @@ func UpdateFrom(resourceVersion string) Write {
 // holds no object. It serves updates made from an object newer than the cache's.
 func UpdateTo(label, value string) Write { return Write{kind: updateTo, label: label, value: value} }
 
+// StorageRequest is an update that raises the storage request of the claim with UID uid to storage:
+// observed once the cache holds a claim of that name whose request is at least storage, or none with that
+// UID (the claim is gone or was replaced).
+func StorageRequest(uid types.UID, storage resource.Quantity) Write {
+	return Write{kind: storageRequest, uid: uid, storage: storage}
+}
+
 // observedIn reports whether obj, the cache's object of the write's name (nil for none), shows the write.
 func (w Write) observedIn(obj metav1.Object) bool {
 	switch w.kind {
@@ -72,6 +85,16 @@ func (w Write) observedIn(obj metav1.Object) bool {
 		return obj == nil || obj.GetUID() != w.uid || obj.GetDeletionTimestamp() != nil
 	case updateFrom:
 		return obj == nil || obj.GetResourceVersion() != w.resourceVersion
+	case storageRequest:
+		if obj == nil || obj.GetUID() != w.uid {
+			return true
+		}
+		claim, ok := obj.(*corev1.PersistentVolumeClaim)
+		if !ok {
+			return true // not a claim: nothing can show the write
+		}
+		request := claim.Spec.Resources.Requests[corev1.ResourceStorage]
+		return request.Cmp(w.storage) >= 0
 	default:
 		return obj == nil || obj.GetLabels()[w.label] == w.value
 	}

@@ -5,10 +5,17 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 )
+
+func claim(uid, storage string) *corev1.PersistentVolumeClaim {
+	return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "c", UID: types.UID(uid)},
+		Spec: corev1.PersistentVolumeClaimSpec{Resources: corev1.VolumeResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(storage)}}}}
+}
 
 func pod(uid, resourceVersion string, labels map[string]string, terminating bool) *corev1.Pod {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: types.UID(uid), ResourceVersion: resourceVersion, Labels: labels}}
@@ -40,6 +47,11 @@ func TestObserved(t *testing.T) {
 		{"update to h2, cache has no label", UpdateTo("hash", "h2"), pod("u1", "7", nil, false), false},
 		{"update to h2, cache has h2", UpdateTo("hash", "h2"), pod("u1", "8", map[string]string{"hash": "h2"}, false), true},
 		{"update to h2, gone", UpdateTo("hash", "h2"), nil, true},
+		{"storage to 2Gi, cache requests 1Gi", StorageRequest("u1", resource.MustParse("2Gi")), claim("u1", "1Gi"), false},
+		{"storage to 2Gi, cache requests 2Gi", StorageRequest("u1", resource.MustParse("2Gi")), claim("u1", "2048Mi"), true},
+		{"storage to 2Gi, cache requests more", StorageRequest("u1", resource.MustParse("2Gi")), claim("u1", "3Gi"), true},
+		{"storage to 2Gi, gone", StorageRequest("u1", resource.MustParse("2Gi")), nil, true},
+		{"storage to 2Gi, name holds another claim", StorageRequest("u1", resource.MustParse("2Gi")), claim("u2", "1Gi"), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := New[string](clocktesting.NewFakePassiveClock(time.Now()))

@@ -2,22 +2,28 @@ package tapp
 
 import (
 	"context"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/expectations"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 )
 
@@ -339,5 +345,127 @@ func TestOnDeleteRecreatesTheClaimBeforeThePod(t *testing.T) {
 	}
 	if creates := h.actions("create", "pods"); len(creates) != 1 {
 		t.Errorf("pod creates %v, want web-1", creates)
+	}
+}
+
+// patchesByClaim counts the claim patches sent so far, by claim name.
+func (h *harness) patchesByClaim() map[string]int {
+	out := map[string]int{}
+	for _, p := range h.claimPatches() {
+		out[p.GetName()]++
+	}
+	return out
+}
+
+// expandingAll is a harness with claims whose template grew to 4Gi under maxUnavailable 100%, so that one
+// sync expands the claims of every instance.
+func expandingAll(t *testing.T) *harness {
+	h := withClaims(t, "standard", true)
+	h.setSpec(func(tapp *tkestackv1.TApp) {
+		all := intstr.FromString("100%")
+		tapp.Spec.UpdateStrategy.MaxUnavailable = &all
+		tapp.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("4Gi")
+	})
+	return h
+}
+
+// TestClaimExpansionIsSentOncePerClaim: syncs that run before the claim informer shows the raised requests
+// (the status write and the claims' own events wake the TApp again at once) do not patch the claims again;
+// once the cache shows them, the sync goes on and patches nothing more.
+func TestClaimExpansionIsSentOncePerClaim(t *testing.T) {
+	h := expandingAll(t)
+	for i := 0; i < 2; i++ {
+		if err := h.sync(); err != nil {
+			t.Fatal(err)
+		}
+		h.setTApp(h.storedTApp())
+	}
+	want := map[string]int{"data-web-0": 1, "data-web-1": 1, "data-web-2": 1}
+	if got := h.patchesByClaim(); !apiequality.Semantic.DeepEqual(got, want) {
+		t.Fatalf("claim patches by claim after two syncs before the cache shows them: %v, want %v", got, want)
+	}
+	// The informer shows the raised requests: the claims resize, nothing is patched again.
+	h.showClaimsWithUIDs()
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.patchesByClaim(); !apiequality.Semantic.DeepEqual(got, want) {
+		t.Errorf("claim patches by claim once the cache shows them: %v, want %v", got, want)
+	}
+	if c := meta.FindStatusCondition(h.storedTApp().Status.Conditions, tkestackv1.TAppVolumeClaimsUpdated); c == nil || c.Reason != policy.ReasonClaimsUpdating {
+		t.Errorf("condition %+v, want Updating", c)
+	}
+}
+
+// TestClaimExpansionExpectationExpires: an expansion the claim cache never shows (a lost watch event) holds
+// the TApp back only until the expectations' TTL; the claims are then planned from the cache as it is.
+func TestClaimExpansionExpectationExpires(t *testing.T) {
+	h := expandingAll(t)
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Step(expectations.TTL + time.Second)
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"data-web-0": 2, "data-web-1": 2, "data-web-2": 2}
+	if got := h.patchesByClaim(); !apiequality.Semantic.DeepEqual(got, want) {
+		t.Errorf("claim patches by claim after the TTL: %v, want %v", got, want)
+	}
+}
+
+// TestFailedClaimExpansionIsNotExpected: a patch the API server fails is not expected: the next sync retries
+// it at once.
+func TestFailedClaimExpansionIsNotExpected(t *testing.T) {
+	h := expandingAll(t)
+	failing := true
+	h.kube.PrependReactor("patch", "persistentvolumeclaims", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if failing {
+			return true, nil, apierrors.NewServiceUnavailable("etcd is down")
+		}
+		return false, nil, nil
+	})
+	if err := h.sync(); err == nil {
+		t.Error("sync with failed claim patches: no error, want a retry")
+	}
+	failing = false
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"data-web-0": 2, "data-web-1": 2, "data-web-2": 2}
+	if got := h.patchesByClaim(); !apiequality.Semantic.DeepEqual(got, want) {
+		t.Errorf("claim patches by claim: %v, want %v (one failed, one retried, each)", got, want)
+	}
+}
+
+// TestReplacedClaimSatisfiesItsExpansion: a claim deleted and created again (another UID) before the cache
+// showed its expansion does not hold the TApp back: the new claim is expanded.
+func TestReplacedClaimSatisfiesItsExpansion(t *testing.T) {
+	h := expandingAll(t)
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	indexer := h.kubeInf.Core().V1().PersistentVolumeClaims().Informer().GetIndexer()
+	for _, name := range []string{"data-web-0", "data-web-1", "data-web-2"} {
+		obj, exists, err := indexer.GetByKey("ns/" + name)
+		if err != nil || !exists {
+			t.Fatalf("claim %s not cached: %v", name, err)
+		}
+		replaced := obj.(*corev1.PersistentVolumeClaim).DeepCopy()
+		replaced.UID = types.UID("new-" + name)
+		if err := indexer.Update(replaced); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.sync(); err != nil {
+		t.Fatal(err)
+	}
+	var uids []string
+	for _, p := range h.claimPatches()[3:] {
+		uids = append(uids, patchMetadata(t, p)["uid"].(string))
+	}
+	sort.Strings(uids) // the claims are patched in parallel
+	if want := []string{"new-data-web-0", "new-data-web-1", "new-data-web-2"}; !apiequality.Semantic.DeepEqual(uids, want) {
+		t.Errorf("patches after the claims were replaced bound to %v, want %v", uids, want)
 	}
 }

@@ -62,8 +62,9 @@ type Controller struct {
 
 	queue workqueue.TypedRateLimitingInterface[string]
 	loop  *workloop.Loop
-	// expectations holds a TApp back while the pod cache has not shown its pod writes (by pod name).
-	expectations *expectations.Expectations[string]
+	// expectations holds a TApp back while the pod and claim caches have not shown its writes of pods and
+	// claims.
+	expectations *expectations.Expectations[writtenObject]
 	// statusWritten holds each TApp as its last status write returned, until the cache shows it.
 	statusWritten statuswrite.Written[*tkestackv1.TApp]
 	// statusPacer paces the status writes that only report the instances' progress (statusPace).
@@ -79,6 +80,16 @@ type Controller struct {
 	// hookWaits holds the lifecycle hook waits last reported by an Event, by pod UID.
 	hookWaits hookWaits
 }
+
+// writtenObject names a pod or a claim of the TApp's namespace that the controller writes, for its
+// expectations.
+type writtenObject struct {
+	claim bool // a PersistentVolumeClaim; a pod otherwise
+	name  string
+}
+
+func podObject(name string) writtenObject   { return writtenObject{name: name} }
+func claimObject(name string) writtenObject { return writtenObject{claim: true, name: name} }
 
 // tappKind is what a pod's controller reference names when the pod belongs to a TApp.
 var tappKind = tkestackv1.SchemeGroupVersion.WithKind("TApp").GroupKind()
@@ -105,7 +116,7 @@ func NewController(kubeClient, podStatusClient kubernetes.Interface, client vers
 		recorder:   recorder,
 		updater: &inplace.Updater{Client: kubeClient, StatusClient: podStatusClient, Clock: clk,
 			FieldManager: fieldManager},
-		expectations: expectations.New[string](clk),
+		expectations: expectations.New[writtenObject](clk),
 		clock:        clk,
 	}
 	c.loop = workloop.New(Name, "TApp", clk, c.sync, metrics)

@@ -52,7 +52,7 @@ func (c *Controller) execute(ctx context.Context, key string, tapp *tkestackv1.T
 
 	// Claims first: an expansion is independent of the pods, and the claims of instances to create are
 	// expanded before their pods exist.
-	failures.Add(c.expandClaims(ctx, tapp, plan.ClaimExpansions)...)
+	failures.Add(c.expandClaims(ctx, key, tapp, plan.ClaimExpansions)...)
 	failures.Add(c.deleteClaims(ctx, tapp, plan.ClaimDeletes)...)
 	failures.Add(c.markLifecycle(ctx, key, tapp, pods, plan)...)
 
@@ -103,11 +103,11 @@ func (c *Controller) relabelRevision(ctx context.Context, key string, tapp *tkes
 		return nil
 	}
 	revision := u.Labels[tkestack.ControllerRevisionHashLabel]
-	c.expectations.Raise(key, pod.Name, expectations.UpdateTo(tkestack.ControllerRevisionHashLabel, revision))
+	c.expectations.Raise(key, podObject(pod.Name), expectations.UpdateTo(tkestack.ControllerRevisionHashLabel, revision))
 	_, err := c.updater.Apply(ctx, pod, u.Update)
 	metrics.CountAction("relabel-revision", err)
 	if err != nil {
-		c.expectations.Lower(key, pod.Name)
+		c.expectations.Lower(key, podObject(pod.Name))
 		return c.updateFailed(tapp, pod, err)
 	}
 	klog.FromContext(ctx).V(4).Info("Relabelled pod with its revision", "pod", pod.Name, "revision", revision)
@@ -132,17 +132,17 @@ func (c *Controller) deletePod(ctx context.Context, key string, tapp *tkestackv1
 		zero := int64(0)
 		opts.GracePeriodSeconds = &zero
 	}
-	c.expectations.Raise(key, d.podName, expectations.Delete(d.uid))
+	c.expectations.Raise(key, podObject(d.podName), expectations.Delete(d.uid))
 	err := c.kubeClient.CoreV1().Pods(tapp.Namespace).Delete(ctx, d.podName, opts)
 	metrics.CountAction("delete", err)
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		c.expectations.Lower(key, d.podName)
+		c.expectations.Lower(key, podObject(d.podName))
 		msg := fmt.Sprintf("delete pod %s (%s): %v", d.podName, d.reason, err)
 		c.recorder.Event(tapp, corev1.EventTypeWarning, ReasonFailedDelete, msg)
 		return &actions.Failure{Reason: ReasonFailedDelete, Message: msg, Retry: true}
 	}
 	if err != nil {
-		c.expectations.Lower(key, d.podName) // already gone, or replaced by a newer pod of that name
+		c.expectations.Lower(key, podObject(d.podName)) // already gone, or replaced by a newer pod of that name
 		return nil
 	}
 	c.hookWaits.forget(d.uid)
@@ -243,11 +243,11 @@ func (c *Controller) createInstance(ctx context.Context, key string, tapp *tkest
 	if err != nil {
 		return &actions.Failure{Reason: ReasonTemplateNotFound, Message: err.Error()}
 	}
-	c.expectations.Raise(key, pod.Name, expectations.Create())
+	c.expectations.Raise(key, podObject(pod.Name), expectations.Create())
 	out, err := c.kubeClient.CoreV1().Pods(tapp.Namespace).Create(ctx, pod, metav1.CreateOptions{FieldManager: fieldManager})
 	metrics.CountAction("create", err)
 	if err != nil {
-		c.expectations.Lower(key, pod.Name)
+		c.expectations.Lower(key, podObject(pod.Name))
 		if apierrors.IsAlreadyExists(err) {
 			return nil // the cache will show it; the next plan decides
 		}
@@ -443,17 +443,17 @@ func (c *Controller) updateInPlace(ctx context.Context, key string, tapp *tkesta
 			return c.updateFailed(tapp, pod, err)
 		}
 	}
-	c.expectations.Raise(key, pod.Name, expectations.UpdateTo(tkestack.TemplateHashLabel, u.Revision))
+	c.expectations.Raise(key, podObject(pod.Name), expectations.UpdateTo(tkestack.TemplateHashLabel, u.Revision))
 	_, err = c.updater.Apply(ctx, cur, u.Update)
 	metrics.CountAction("inplace-update", err)
 	if errors.Is(err, inplace.ErrResizeInfeasible) {
 		// The API server refuses the resize for the node's capacity: fall back to recreation, in the budget
 		// slot the update already holds.
-		c.expectations.Lower(key, pod.Name)
+		c.expectations.Lower(key, podObject(pod.Name))
 		return c.deletePod(ctx, key, tapp, deletion{podName: pod.Name, uid: pod.UID, reason: "Recreate", id: u.ID, template: u.Template, why: err.Error()})
 	}
 	if err != nil {
-		c.expectations.Lower(key, pod.Name)
+		c.expectations.Lower(key, podObject(pod.Name))
 		return c.updateFailed(tapp, pod, err)
 	}
 	switch {
@@ -563,11 +563,13 @@ func (c *Controller) progressInPlace(ctx context.Context, tapp *tkestackv1.TApp,
 }
 
 // expandClaims raises the storage request of the plan's claims (policy.ClaimExpansions), each with one patch
-// bound to the claim's UID. A refusal of the API server (403: its PersistentVolumeClaimResize admission
-// refuses a class that does not allow expansion; 422 when the claim's class or volume refuses it) is told
-// by an Event and not retried: the claim is left as it is, the condition reports it. Claims gone or replaced
-// meanwhile are skipped.
-func (c *Controller) expandClaims(ctx context.Context, tapp *tkestackv1.TApp, expansions []policy.ClaimExpansion) []actions.Failure {
+// bound to the claim's UID. Each patch is expected until the claim cache shows the raised request (or the
+// claim gone or replaced): until then the TApp's syncs plan from a cache that still shows the old request,
+// and are not executed (sync), so that a claim is not patched again. A refusal of the API server (403: its
+// PersistentVolumeClaimResize admission refuses a class that does not allow expansion; 422 when the claim's
+// class or volume refuses it) is told by an Event and not retried: the claim is left as it is, the
+// condition reports it. Claims gone or replaced meanwhile are skipped.
+func (c *Controller) expandClaims(ctx context.Context, key string, tapp *tkestackv1.TApp, expansions []policy.ClaimExpansion) []actions.Failure {
 	var failures actions.Failures
 	workqueue.ParallelizeUntil(ctx, actions.MaxParallel, len(expansions), func(i int) {
 		e := expansions[i]
@@ -576,9 +578,13 @@ func (c *Controller) expandClaims(ctx context.Context, tapp *tkestackv1.TApp, ex
 			"spec":     map[string]any{"resources": map[string]any{"requests": map[string]any{string(corev1.ResourceStorage): e.Storage.String()}}},
 		})
 		if err == nil {
+			c.expectations.Raise(key, claimObject(e.Name), expectations.StorageRequest(e.UID, e.Storage))
 			_, err = c.kubeClient.CoreV1().PersistentVolumeClaims(tapp.Namespace).Patch(ctx, e.Name, types.StrategicMergePatchType, patch,
 				metav1.PatchOptions{FieldManager: fieldManager})
 			metrics.CountAction("expand-claim", err)
+			if err != nil {
+				c.expectations.Lower(key, claimObject(e.Name))
+			}
 		}
 		switch {
 		case err == nil:

@@ -77,11 +77,11 @@ func (c *Controller) markPod(ctx context.Context, key string, tapp *tkestackv1.T
 		if err != nil {
 			return &actions.Failure{Reason: ReasonFailedUpdate, Message: err.Error()}
 		}
-		c.expectations.Raise(key, pod.Name, expectations.UpdateTo(tkestack.LifecycleStateLabel, m.State))
+		c.expectations.Raise(key, podObject(pod.Name), expectations.UpdateTo(tkestack.LifecycleStateLabel, m.State))
 		_, err = c.kubeClient.CoreV1().Pods(tapp.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
 		metrics.CountAction("lifecycle-state", err)
 		if err != nil {
-			c.expectations.Lower(key, pod.Name)
+			c.expectations.Lower(key, podObject(pod.Name))
 			if ownership.Gone(err) {
 				return nil // gone or replaced: the next snapshot decides
 			}

@@ -44,10 +44,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			"Not syncing: the TApp lacks the fields the API server defaults (%s)", strings.Join(missing, ", "))
 		return nil
 	}
-	// Whether the cache shows this controller's earlier writes is asked before the pods are listed, as
-	// Kubernetes' controllers do: asked after, the cache could show them while the plan was computed from a
-	// list taken before it did, and the plan would make them again.
-	satisfied := c.expectations.Satisfied(key, c.cachedPod(namespace))
+	// Whether the caches show this controller's earlier writes (of pods, and of claims: expansions) is asked
+	// before the pods and claims are listed, as Kubernetes' controllers do: asked after, the caches could show
+	// them while the plan was computed from a list taken before they did, and the plan would make them again.
+	satisfied := c.expectations.Satisfied(key, c.cached(namespace))
 	pods, err := c.podsOf(tapp)
 	if err != nil {
 		return err
@@ -111,10 +111,16 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	return errors.Join(append(errs, actions.Errors(failures)...)...)
 }
 
-// cachedPod looks pods of namespace up by name in the cache, for the expectations.
-func (c *Controller) cachedPod(namespace string) func(string) metav1.Object {
-	return func(name string) metav1.Object {
-		if pod, err := c.pods.Pods(namespace).Get(name); err == nil {
+// cached looks pods and claims of namespace up by name in their caches, for the expectations.
+func (c *Controller) cached(namespace string) func(writtenObject) metav1.Object {
+	return func(o writtenObject) metav1.Object {
+		if o.claim {
+			if claim, err := c.claims.PersistentVolumeClaims(namespace).Get(o.name); err == nil {
+				return claim
+			}
+			return nil
+		}
+		if pod, err := c.pods.Pods(namespace).Get(o.name); err == nil {
 			return pod
 		}
 		return nil
