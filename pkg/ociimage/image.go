@@ -25,9 +25,10 @@ import (
 const (
 	// BinDir holds the binaries in the image; it is the image's PATH.
 	BinDir = "/usr/local/bin"
-	// WorkDir is the working directory and the only directory the server's user may write to. The server
-	// writes nothing in cluster mode (certificates come from Secrets); relative defaults such as --cert-dir
-	// land here. artifacts/deploy mounts an emptyDir on it, as the root filesystem is read-only there.
+	// WorkDir is the working directory and the only directory the server's user may write to. With the flags
+	// of artifacts/deploy (certificates from Secrets, etcd over the network) the server writes no file;
+	// relative defaults such as --cert-dir land here. artifacts/deploy mounts an emptyDir on it, as the root
+	// filesystem is read-only there.
 	WorkDir = "/tmp"
 	// UID and GID of the user the image runs as (the "nonroot" user of distroless images).
 	UID = 65532
