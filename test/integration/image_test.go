@@ -3,6 +3,7 @@ package integration
 import (
 	"archive/tar"
 	"context"
+	"crypto/sha256"
 	"debug/elf"
 	"encoding/json"
 	"errors"
@@ -28,7 +29,8 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/ociimage"
 )
 
-// TestImageRunsStandalone builds the image as `make image` does (for this machine's platform), reads it back
+// TestImageRunsStandalone builds the image as `make image` does (for this machine's platform) twice, to the
+// same digest, reads it back
 // from the OCI layout, checks that it holds exactly the two static binaries, /etc/passwd, /etc/group and /tmp,
 // then runs the server binary taken out of the image with --standalone until /readyz answers 200 and /version
 // reports the commit the image was built from.
@@ -42,19 +44,33 @@ func TestImageRunsStandalone(t *testing.T) {
 		Version:  "v0.0.0-test",
 		Created:  time.Unix(1700000000, 0),
 	}
-	start := time.Now()
-	res, err := ociimage.Build(ctx, ociimage.Options{
-		ModuleDir:  filepath.Join("..", ".."),
-		OutDir:     out,
-		Platforms:  []v1.Platform{{OS: runtime.GOOS, Architecture: runtime.GOARCH}},
-		Repository: "registry.example.com/tapp-apiserver",
-		Tag:        "test",
-		Metadata:   meta,
-	})
-	if err != nil {
-		t.Fatal(err)
+	build := func(out string) ociimage.Result {
+		t.Helper()
+		start := time.Now()
+		res, err := ociimage.Build(ctx, ociimage.Options{
+			ModuleDir:  filepath.Join("..", ".."),
+			OutDir:     out,
+			Platforms:  []v1.Platform{{OS: runtime.GOOS, Architecture: runtime.GOARCH}},
+			Repository: "registry.example.com/tapp-apiserver",
+			Tag:        "test",
+			Metadata:   meta,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("built %s in %s", res.Reference, time.Since(start).Round(time.Second))
+		return res
 	}
-	t.Logf("built %s in %s", res.Reference, time.Since(start).Round(time.Second))
+	res := build(out)
+	// Reproducible: building the same sources again, into another directory (binaries compiled and linked
+	// anew there), gives the same digest and the same tarball.
+	again := build(t.TempDir())
+	if again.Reference != res.Reference {
+		t.Errorf("building twice gave %s, then %s", res.Reference, again.Reference)
+	}
+	if a, b := fileDigest(t, res.Tarball), fileDigest(t, again.Tarball); a != b {
+		t.Errorf("building twice gave tarballs %s, then %s", a, b)
+	}
 
 	// The image, as a pull or `crane push` would find it: the layout's single entry.
 	l, err := layout.ImageIndexFromPath(res.Layout)
@@ -199,6 +215,15 @@ func requireStatic(t *testing.T, file string) {
 			t.Errorf("%s is dynamically linked (program header %s)", filepath.Base(file), p.Type)
 		}
 	}
+}
+
+func fileDigest(t *testing.T, file string) string {
+	t.Helper()
+	content, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("sha256:%x", sha256.Sum256(content))
 }
 
 func freeLoopbackPort(t *testing.T) int {
