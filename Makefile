@@ -11,7 +11,7 @@ GO_TEST_FLAGS ?= -count=1
 
 FUZZ_TIME ?= 60s
 
-.PHONY: fuzz chaos all build run run-standalone tools helm e2e bench test unit integration verify verify-gofmt verify-vet verify-codegen verify-module-pins verify-deploy codegen deploy-manifests clean
+.PHONY: fuzz chaos all build image run run-standalone tools helm e2e bench test unit integration verify verify-gofmt verify-vet verify-codegen verify-module-pins verify-deploy codegen deploy-manifests clean
 
 all: build
 
@@ -20,6 +20,22 @@ build:
 	$(GO) build -o $(BIN_DIR)/tapp-apiserver ./cmd/tapp-apiserver
 	$(GO) build -o $(BIN_DIR)/kubectl-tapp ./cmd/kubectl-tapp
 	ln -sf kubectl-tapp $(BIN_DIR)/kubectl_complete-tapp
+
+## image: the container image without a container daemon (cmd/tapp-image, pkg/ociimage): static tapp-apiserver and
+## kubectl-tapp on an empty base, user 65532, as the OCI layout $(IMAGE_DIR)/oci and the docker/podman/ctr-loadable
+## tarball $(IMAGE_DIR)/tapp-apiserver.tar; the same commit gives the same digest. The last line printed is the
+## reference to deploy, $(IMAGE_REPOSITORY):<tag>@<digest> (docs/install.md). IMAGE_PLATFORMS=linux/amd64 builds one.
+IMAGE_DIR := $(OUTPUT_DIR)/image
+IMAGE_REPOSITORY ?= tapp-apiserver
+IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
+IMAGE_VERSION ?= $(shell git describe --tags --always --dirty)
+IMAGE_TAG ?= $(IMAGE_VERSION)
+IMAGE_REVISION ?= $(shell git rev-parse HEAD)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct)
+image:
+	@$(GO) run ./cmd/tapp-image --out $(IMAGE_DIR) --repository $(IMAGE_REPOSITORY) --tag $(IMAGE_TAG) \
+		--version $(IMAGE_VERSION) --revision $(IMAGE_REVISION) --source-date-epoch $(SOURCE_DATE_EPOCH) \
+		--platforms $(IMAGE_PLATFORMS)
 
 ## run: a local control plane with tapp-apiserver behind the aggregator (hack/local-up.sh; Ctrl-C stops it, and
 ## run again restarts it on its data in _output/local); ARGS=--ha for two replicas on a three-member etcd,

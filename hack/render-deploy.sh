@@ -60,7 +60,9 @@ HEAD
   done
   cat <<'TAIL'
 images:
-# Set newName/newTag to the image you pushed (`make image` prints it), e.g. registry.example.com/tapp-apiserver:v0.1.0.
+# The image `make image` built and you pushed: its last line of output is the reference, repository:tag@digest,
+# e.g. registry.example.com/tapp-apiserver:v0.1.0@sha256:...; set newName to the repository, newTag to the tag
+# and add digest: sha256:... (docs/install.md, step 1).
 - name: tapp-apiserver
   newName: tapp-apiserver
   newTag: latest
