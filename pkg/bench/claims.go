@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	"github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned"
@@ -114,24 +113,9 @@ func startClaimTracker(ctx context.Context, client kubernetes.Interface, namespa
 	t := &claimTracker{claims: map[types.UID]claimState{}, size: resource.MustParse(size), doneAt: map[string]time.Time{}, stop: cancel}
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace))
 	inf := factory.Core().V1().PersistentVolumeClaims().Informer()
-	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { t.observe(obj, false) },
-		UpdateFunc: func(_, obj interface{}) { t.observe(obj, false) },
-		DeleteFunc: func(obj interface{}) {
-			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = d.Obj
-			}
-			t.observe(obj, true)
-		},
-	})
-	if err != nil {
+	if err := observeInformer(ctx, factory, inf, fmt.Sprintf("claim watch of %s", namespace), t.observe); err != nil {
 		cancel()
 		return nil, err
-	}
-	factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		cancel()
-		return nil, fmt.Errorf("claim watch of %s did not sync", namespace)
 	}
 	return t, nil
 }

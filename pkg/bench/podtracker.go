@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 )
 
 // podTracker follows the pods of one namespace through a watch and keeps the counts the workload
@@ -77,24 +76,9 @@ func startPodTracker(ctx context.Context, client kubernetes.Interface, namespace
 	t := &podTracker{pods: map[types.UID]podState{}, readyAt: map[string]time.Time{}, createdAt: map[string]time.Time{}, stamped: map[string]time.Time{}, desired: -1, stop: cancel}
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace))
 	inf := factory.Core().V1().Pods().Informer()
-	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { t.observe(obj, false) },
-		UpdateFunc: func(_, obj interface{}) { t.observe(obj, false) },
-		DeleteFunc: func(obj interface{}) {
-			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = d.Obj
-			}
-			t.observe(obj, true)
-		},
-	})
-	if err != nil {
+	if err := observeInformer(ctx, factory, inf, fmt.Sprintf("pod watch of %s", namespace), t.observe); err != nil {
 		cancel()
 		return nil, err
-	}
-	factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		cancel()
-		return nil, fmt.Errorf("pod watch of %s did not sync", namespace)
 	}
 	return t, nil
 }
