@@ -63,7 +63,8 @@
 // API's admission reads have synced: LimitRanges, ResourceQuotas (their spec), Namespaces, ServiceAccounts,
 // PriorityClasses, RuntimeClasses, webhook configurations and validating and mutating admission policies
 // and bindings; any change to one of them forgets every remembered verdict, so the next write is checked
-// again. While a webhook configuration may match the dry-run creates, or an admission policy takes
+// again, and nothing is remembered for 3 s after it (kube-apiserver's admission may see the change after
+// this server does). While a webhook configuration may match the dry-run creates, or an admission policy takes
 // parameters, nothing is remembered: what decides is then out of sight of the informers. Refusals and every
 // other answer are never remembered.
 //

@@ -26,6 +26,10 @@ const (
 	DefaultVerdictTTL = 30 * time.Second
 	// DefaultVerdictCacheSize bounds the remembered verdicts.
 	DefaultVerdictCacheSize = 4096
+	// settleTime is how long after a change nothing is remembered: kube-apiserver's admission reads the same
+	// objects from informers of its own, which may see a change after this server's informers do, and a dry
+	// run answered in between must not be remembered as the verdict of the new state.
+	settleTime = 3 * time.Second
 )
 
 // verdictCache remembers, for a short time, that the core API created a dry-run object without any refusal
@@ -49,6 +53,7 @@ type verdictCache struct {
 
 	mu         sync.Mutex
 	generation uint64
+	lastChange time.Time
 	entries    map[string]*list.Element
 	order      *list.List // front: most recently used
 
@@ -164,6 +169,7 @@ func (v *verdictCache) bump() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.generation++
+	v.lastChange = v.clock.Now()
 	v.entries = map[string]*list.Element{}
 	v.order.Init()
 }
@@ -172,9 +178,9 @@ func (v *verdictCache) bump() {
 // and looked up at all for objects of resource (the dry-run's group and resource).
 func (v *verdictCache) current(group, resource string) (generation uint64, usable bool) {
 	v.mu.Lock()
-	synced, generation := v.synced, v.generation
+	synced, generation, settled := v.synced, v.generation, v.clock.Since(v.lastChange) >= settleTime
 	v.mu.Unlock()
-	if synced == nil || !synced() {
+	if synced == nil || !synced() || !settled {
 		return 0, false
 	}
 	return generation, !v.decidedOutsideSight(group, resource)

@@ -52,6 +52,7 @@ func newRememberingPlugin(t *testing.T, start bool, respond func(pod *corev1.Pod
 		if !p.verdicts.synced() {
 			t.Fatal("informers not synced")
 		}
+		clock.Step(settleTime) // the initial lists were changes too
 	}
 	return rp
 }
@@ -260,6 +261,9 @@ func TestEveryChangeToWhatAdmissionReadsForgetsVerdicts(t *testing.T) {
 			mustSend(t, rp, "web", 0)
 			rp.change(t, tc.change)
 			mustSend(t, rp, "web", 2)
+			rp.clock.Step(settleTime)
+			mustSend(t, rp, "web", 2)
+			mustSend(t, rp, "web", 0)
 		})
 	}
 }
@@ -343,4 +347,19 @@ func TestIdenticalTemplatesAreSentOnce(t *testing.T) {
 	if n := len(rp.rec.created()); n != 2 {
 		t.Errorf("%d dry runs for 2 distinct templates of 3, want 2", n)
 	}
+}
+
+// kube-apiserver may see a change after this server: what it answers right after one is not remembered.
+func TestNothingIsRememberedRightAfterAChange(t *testing.T) {
+	rp := newRememberingPlugin(t, true, nil)
+	rp.change(t, func(ctx context.Context, c kubernetes.Interface) error {
+		_, err := c.CoreV1().LimitRanges(namespace).Create(ctx, &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Name: "l"}}, metav1.CreateOptions{})
+		return err
+	})
+	mustSend(t, rp, "web", 2)
+	rp.clock.Step(settleTime - time.Millisecond)
+	mustSend(t, rp, "web", 2)
+	rp.clock.Step(time.Millisecond)
+	mustSend(t, rp, "web", 2)
+	mustSend(t, rp, "web", 0)
 }
