@@ -280,8 +280,8 @@ func (p *Plugin) check(ctx context.Context, s subject, name, namespace string, c
 		return nil
 	}
 	// The templates are checked concurrently: a create then waits for its slowest template only. Templates
-	// whose dry-run objects are alike (the same cache key) are sent once, and one whose clean verdict is
-	// remembered is not sent at all.
+	// whose dry-run objects are alike (the same cache key) are sent once; one whose clean verdict is
+	// remembered, or is being found by another write's dry run of the same key, is not sent at all.
 	type verdict struct {
 		errs        field.ErrorList
 		missing     string
@@ -289,16 +289,13 @@ func (p *Plugin) check(ctx context.Context, s subject, name, namespace string, c
 	}
 	verdicts := make([]verdict, len(checks))
 	answers := make([]error, len(checks))
-	answeredBy := make([]int, len(checks)) // the check whose dry run answers for this one; -1: remembered
+	remembered := make([]bool, len(checks))
+	answeredBy := make([]int, len(checks)) // the check whose dry run (or remembered verdict) answers for this one
 	firstOfKey := map[string]int{}
 	var toSend []int
 	for i, c := range checks {
 		answeredBy[i] = i
 		if c.key != "" {
-			if p.verdicts.allowed(c.key, c.generation) {
-				answeredBy[i] = -1
-				continue
-			}
 			if j, ok := firstOfKey[c.key]; ok {
 				answeredBy[i] = j
 				continue
@@ -313,22 +310,30 @@ func (p *Plugin) check(ctx context.Context, s subject, name, namespace string, c
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			c := checks[i]
+			var finish func(clean bool)
+			if c.key != "" {
+				var allowed bool
+				if allowed, finish = p.verdicts.lookup(ctx, c.key, c.generation); allowed {
+					remembered[i] = true
+					return
+				}
+			}
 			limit <- struct{}{}
 			defer func() { <-limit }()
-			answers[i] = p.send(ctx, checks[i].object)
+			answers[i] = p.send(ctx, c.object)
+			if finish != nil {
+				finish(refusal.Classify(answers[i]).Class == refusal.Created)
+			}
 		}()
 	}
 	wg.Wait()
 	for i, c := range checks {
-		if answeredBy[i] < 0 {
+		if remembered[answeredBy[i]] {
 			continue // allowed a moment ago, and nothing admission reads has changed since
 		}
 		v := &verdicts[i]
-		var clean bool
-		v.errs, v.missing, v.unavailable, clean = judge(c, answers[answeredBy[i]])
-		if clean && c.key != "" && answeredBy[i] == i {
-			p.verdicts.remember(c.key, c.generation)
-		}
+		v.errs, v.missing, v.unavailable, _ = judge(c, answers[answeredBy[i]])
 	}
 
 	// Every template's verdict counts: one that could not be checked does not hide the refusal of another.

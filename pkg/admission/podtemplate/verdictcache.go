@@ -2,6 +2,7 @@ package podtemplate
 
 import (
 	"container/list"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -56,6 +57,8 @@ type verdictCache struct {
 	lastChange time.Time
 	entries    map[string]*list.Element
 	order      *list.List // front: most recently used
+	// inFlight are the dry runs of keys being sent, which concurrent writes of the same key wait for.
+	inFlight map[string]*flight
 
 	// synced reports whether every watched informer has synced; nil until informers are set.
 	synced func() bool
@@ -73,7 +76,52 @@ type verdictEntry struct {
 }
 
 func newVerdictCache(ttl time.Duration, size int, c clock.PassiveClock) *verdictCache {
-	return &verdictCache{ttl: ttl, size: size, clock: c, entries: map[string]*list.Element{}, order: list.New()}
+	return &verdictCache{ttl: ttl, size: size, clock: c, entries: map[string]*list.Element{}, order: list.New(),
+		inFlight: map[string]*flight{}}
+}
+
+// flight is a dry run of a key being sent; done is closed when its answer is known.
+type flight struct {
+	done  chan struct{}
+	clean bool
+	// waiters counts the callers waiting for it.
+	waiters int
+}
+
+// lookup says whether key has a clean verdict of generation. If not, and a dry run of key is in flight, it
+// waits for its answer: clean, it is the answer for the caller too. Else the caller sends its own dry run
+// and must call finish with whether the answer was clean (finish remembers it); nil finish means another
+// caller's dry run was unclean or the caller gave up waiting, and the caller's answer is not remembered.
+func (v *verdictCache) lookup(ctx context.Context, key string, generation uint64) (allowed bool, finish func(clean bool)) {
+	if v.allowed(key, generation) {
+		return true, nil
+	}
+	v.mu.Lock()
+	if f, ok := v.inFlight[key]; ok {
+		f.waiters++
+		v.mu.Unlock()
+		select {
+		case <-f.done:
+			if f.clean && v.allowed(key, generation) {
+				return true, nil
+			}
+		case <-ctx.Done():
+		}
+		return false, nil
+	}
+	f := &flight{done: make(chan struct{})}
+	v.inFlight[key] = f
+	v.mu.Unlock()
+	return false, func(clean bool) {
+		if clean {
+			v.remember(key, generation)
+		}
+		v.mu.Lock()
+		f.clean = clean
+		delete(v.inFlight, key)
+		v.mu.Unlock()
+		close(f.done)
+	}
 }
 
 // watch registers the cache's event handlers on the informers of factory; the factory is started by whoever

@@ -389,3 +389,44 @@ func BenchmarkCreate(b *testing.B) {
 		})
 	}
 }
+
+// Writes of the same templates at once send one dry run per template: the others wait for its answer.
+func TestConcurrentWritesOfTheSameTemplatesShareOneDryRun(t *testing.T) {
+	release := make(chan struct{})
+	rp := newRememberingPlugin(t, true, func(*corev1.Pod) error {
+		<-release
+		return nil
+	})
+	waiting := func(want int) bool {
+		rp.verdicts.mu.Lock()
+		defer rp.verdicts.mu.Unlock()
+		n := 0
+		for _, f := range rp.verdicts.inFlight {
+			n += f.waiters
+		}
+		return len(rp.verdicts.inFlight) == 2 && n >= want
+	}
+	errs := make(chan error, 3)
+	for i, name := range []string{"web", "abc", "xyz"} {
+		go func() {
+			_, err := rp.create(t, name)
+			errs <- err
+		}()
+		// The first write's two dry runs are in flight, then each later write waits for both.
+		for j := 0; j < 500 && !waiting(2*i); j++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if !waiting(2 * i) {
+			t.Fatalf("write %d: not waiting for the dry runs in flight", i)
+		}
+	}
+	close(release)
+	for i := 0; i < 3; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(rp.rec.created()); n != 2 {
+		t.Errorf("%d dry runs for three writes of the same two templates, want 2", n)
+	}
+}
