@@ -333,7 +333,7 @@ func (p *Plugin) check(ctx context.Context, s subject, name, namespace string, c
 			continue // allowed a moment ago, and nothing admission reads has changed since
 		}
 		v := &verdicts[i]
-		v.errs, v.missing, v.unavailable, _ = judge(c, answers[answeredBy[i]])
+		v.errs, v.missing, v.unavailable = judge(c, answers[answeredBy[i]])
 	}
 
 	// Every template's verdict counts: one that could not be checked does not hide the refusal of another.
@@ -429,39 +429,38 @@ func dryRunTarget(object runtime.Object) (group, resource, namespace, serviceAcc
 
 // judge turns the core API's answer to the dry run of c into field errors of a refusal; or the core API's
 // message when the object refers to another that does not exist yet (missing); or the error that kept the
-// core API from answering (unavailable). All are empty when the object would be created; clean says the core
-// API created it without stopping at any refusal (the only verdict that is remembered).
-func judge(c *templateCheck, err error) (errs field.ErrorList, missing string, unavailable error, clean bool) {
+// core API from answering (unavailable). All are empty when the object would be created.
+func judge(c *templateCheck, err error) (errs field.ErrorList, missing string, unavailable error) {
 	_, _, namespace, serviceAccount := dryRunTarget(c.object)
 	r := refusal.Classify(err)
 	switch r.Class {
 	case refusal.Created:
-		return nil, "", nil, true
+		return nil, "", nil
 	case refusal.NamespaceTerminating, refusal.NamespaceNotFound, refusal.NameTaken:
 		// The namespace lifecycle plugin of this server owns a missing or terminating namespace.
-		return nil, "", nil, false
+		return nil, "", nil
 	case refusal.Invalid:
-		return causeErrors(*r.Status, r.Message, c), "", nil, false
+		return causeErrors(*r.Status, r.Message, c), "", nil
 	case refusal.Refused:
 		if apierrors.IsBadRequest(err) {
-			return field.ErrorList{field.Invalid(c.template, field.OmitValueType{}, r.Message)}, "", nil, false
+			return field.ErrorList{field.Invalid(c.template, field.OmitValueType{}, r.Message)}, "", nil
 		}
-		return field.ErrorList{field.Forbidden(c.template, r.Message)}, "", nil, false
+		return field.ErrorList{field.Forbidden(c.template, r.Message)}, "", nil
 	case refusal.UsageQuota:
 		klog.V(2).InfoS("Ignoring a ResourceQuota refusal of a dry-run create", "namespace", namespace, "message", r.Message)
-		return nil, "", nil, false
+		return nil, "", nil
 	case refusal.MissingServiceAccount:
 		if serviceAccount == "" || serviceAccount == "default" {
 			// Every new namespace is without it for a moment; not worth a warning.
 			klog.V(2).InfoS("The default service account is missing; template not checked", "namespace", namespace)
-			return nil, "", nil, false
+			return nil, "", nil
 		}
-		return nil, r.Message, nil, false
+		return nil, r.Message, nil
 	case refusal.MissingReference:
-		return nil, r.Message, nil, false
+		return nil, r.Message, nil
 	}
 	// AuthorizationDenied, Unavailable.
-	return nil, "", err, false
+	return nil, "", err
 }
 
 // uncheckedSubject names the templates that were not checked in a warning.
