@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	appsv1 "k8s.io/api/apps/v1"
 	"sort"
 	"strconv"
 	"sync"
@@ -110,6 +111,24 @@ type apiPlan struct {
 	verbs        map[string]bool
 	// warmups is the number of objects created, read and updated on each path before measuring.
 	warmups int
+	// settle is a pause after the namespaces and warm-ups of a shape, before its cells: TAppPodTemplateDryRun
+	// remembers no verdict for a moment after a change to what admission reads, a new namespace for one.
+	settle time.Duration
+}
+
+// verbCreateNewTemplate is a create whose templates are new every time (their image differs from every
+// object before): no remembered verdict of TAppPodTemplateDryRun applies.
+const verbCreateNewTemplate = "create (new template)"
+
+// withNewTemplates gives every template of t an image no other object has: nginx:1.7.9-<suffix>.
+func withNewTemplates(t *tkestackv1.TApp, suffix string) *tkestackv1.TApp {
+	image := "nginx:1.7.9-" + suffix
+	t.Spec.Template.Spec.Containers[0].Image = image
+	for name, tmpl := range t.Spec.TemplatePool {
+		tmpl.Spec.Containers[0].Image = image
+		t.Spec.TemplatePool[name] = tmpl
+	}
+	return t
 }
 
 // runAPIPath is section 1: create, get, update (with watch latency) and list through the aggregator,
@@ -143,6 +162,13 @@ func (b *bench) runAPIPath(ctx context.Context, paths []apiPath, schema *crdSche
 				return res, fmt.Errorf("warm-up of the %s path: %w", p.name, err)
 			}
 		}
+		if plan.settle > 0 {
+			select {
+			case <-ctx.Done():
+				return res, ctx.Err()
+			case <-time.After(plan.settle):
+			}
+		}
 		// created[path][conc] are the objects of the create cell, updated in place by the update cell.
 		created := map[string]map[int][]*tkestackv1.TApp{}
 		for _, p := range paths {
@@ -168,6 +194,19 @@ func (b *bench) runAPIPath(ctx context.Context, paths []apiPath, schema *crdSche
 				})
 				created[p.name][conc] = objs
 				b.addCell(res, newCell(p.name, shape, "create", conc, ops, lat, errs, firstErr, elapsed))
+			}
+		}
+		for _, conc := range concurrencies {
+			for _, p := range paths {
+				if !plan.verbs[verbCreateNewTemplate] {
+					break
+				}
+				lat, errs, firstErr, elapsed := runOps(ctx, ops, conc, func(ctx context.Context, i int) error {
+					name := fmt.Sprintf("n-%05d", i)
+					_, err := p.client.TApps(ns(p, fmt.Sprintf("c%d", conc))).Create(ctx, withNewTemplates(benchTApp(shape, name), fmt.Sprintf("%s-c%d-%05d", p.name, conc, i)), metav1.CreateOptions{})
+					return err
+				})
+				b.addCell(res, newCell(p.name, shape, verbCreateNewTemplate, conc, ops, lat, errs, firstErr, elapsed))
 			}
 		}
 		for _, conc := range concurrencies {
@@ -440,4 +479,43 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// pathStatefulSet is a StatefulSet create through kube-apiserver, of the TApp's spec.template, for comparison.
+const pathStatefulSet = "statefulset"
+
+// runStatefulSetCreates creates n StatefulSets of each shape's spec.template, with 0 replicas (no pods:
+// the TApps of section 1b get none either, tapp-apiserver running no controllers), at concurrency 1 and 16.
+func (b *bench) runStatefulSetCreates(ctx context.Context, n int) ([]*APICell, error) {
+	var cells []*APICell
+	for _, shape := range []string{shapeTutorial, shapePool5} {
+		t := benchTApp(shape, "sts")
+		template := t.Spec.Template
+		if shape == shapePool5 {
+			template = t.Spec.TemplatePool[sortedKeys(t.Spec.TemplatePool)[0]]
+		}
+		for _, conc := range []int{1, 16} {
+			ns := fmt.Sprintf("api-sts-%s-c%d", shape, conc)
+			if err := b.ensureNamespace(ctx, ns); err != nil {
+				return cells, err
+			}
+			lat, errs, firstErr, elapsed := runOps(ctx, n, conc, func(ctx context.Context, i int) error {
+				zero := int32(0)
+				sts := &appsv1.StatefulSet{
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s-%05d", i)},
+					Spec: appsv1.StatefulSetSpec{
+						Replicas: &zero,
+						Selector: t.Spec.Selector.DeepCopy(),
+						Template: *template.DeepCopy(),
+					},
+				}
+				_, err := b.kube.AppsV1().StatefulSets(ns).Create(ctx, sts, metav1.CreateOptions{})
+				return err
+			})
+			c := newCell(pathStatefulSet, shape, "create", conc, n, lat, errs, firstErr, elapsed)
+			b.addCell(&APIPathResult{}, c)
+			cells = append(cells, c)
+		}
+	}
+	return cells, nil
 }

@@ -449,7 +449,8 @@ func (b *bench) admissionSection(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := b.runAPIPath(ctx, paths, schema, apiPlan{ops: b.count(b.opts.admissionOps, 10), warmups: 3, verbs: map[string]bool{"create": true}})
+	res, err := b.runAPIPath(ctx, paths, schema, apiPlan{ops: b.count(b.opts.admissionOps, 10), warmups: 3,
+		verbs: map[string]bool{"create": true, verbCreateNewTemplate: true}, settle: 4 * time.Second})
 	if err != nil {
 		b.fail("API path with the shipped admission chain: %v", err)
 	}
@@ -459,6 +460,11 @@ func (b *bench) admissionSection(ctx context.Context) error {
 			b.fail("dry-run pod creates: %v", err)
 		}
 		res.Cells = append(res.Cells, cells...)
+		sts, err := b.runStatefulSetCreates(ctx, b.count(b.opts.admissionOps, 10))
+		if err != nil {
+			b.fail("StatefulSet creates: %v", err)
+		}
+		res.Cells = append(res.Cells, sts...)
 	}
 	b.res.Admission = res
 	return nil

@@ -25,6 +25,9 @@ import (
 func TestWorkloadTemplateCoreChecks(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "template-core")
+	// Until the namespace's default ServiceAccount exists, the core API refuses every pod for its absence
+	// before validating it, and the check lets such a template through.
+	waitDefaultServiceAccount(t, ns)
 	defects := []struct {
 		name string
 		// field is the field path of the defect inside the pod template (the causes may go deeper).

@@ -18,12 +18,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/admission"
 	genericadmissioninitializer "k8s.io/apiserver/pkg/admission/initializer"
 	"k8s.io/apiserver/pkg/warning"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/admission/podtemplate/refusal"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
@@ -56,15 +59,19 @@ type Plugin struct {
 	*admission.Handler
 	client    kubernetes.Interface
 	ownClient bool
+	// verdicts remembers clean verdicts while nothing admission reads changes; nil (nothing remembered)
+	// until SetExternalKubeInformerFactory.
+	verdicts *verdictCache
 	// Timeout bounds one dry-run pod create.
 	Timeout time.Duration
 }
 
 var (
-	_ admission.ValidationInterface                          = &Plugin{}
-	_ admission.InitializationValidator                      = &Plugin{}
-	_ genericadmissioninitializer.WantsExternalKubeClientSet = &Plugin{}
-	_ WantsDryRunClient                                      = &Plugin{}
+	_ admission.ValidationInterface                                = &Plugin{}
+	_ admission.InitializationValidator                            = &Plugin{}
+	_ genericadmissioninitializer.WantsExternalKubeClientSet       = &Plugin{}
+	_ WantsDryRunClient                                            = &Plugin{}
+	_ genericadmissioninitializer.WantsExternalKubeInformerFactory = &Plugin{}
 )
 
 // New returns the plugin; it needs a clientset (SetExternalKubeClientSet) before use.
@@ -78,6 +85,20 @@ func (p *Plugin) SetExternalKubeClientSet(client kubernetes.Interface) {
 	if !p.ownClient {
 		p.client = client
 	}
+}
+
+// SetExternalKubeInformerFactory implements genericadmissioninitializer.WantsExternalKubeInformerFactory:
+// the informers of what the core API's admission reads tell when a remembered verdict may have changed.
+func (p *Plugin) SetExternalKubeInformerFactory(factory informers.SharedInformerFactory) {
+	if factory == nil {
+		return
+	}
+	verdicts := newVerdictCache(DefaultVerdictTTL, DefaultVerdictCacheSize, clock.RealClock{})
+	if err := verdicts.watch(factory); err != nil {
+		klog.ErrorS(err, "Cannot watch what admission reads; verdicts of dry runs are not remembered")
+		return
+	}
+	p.verdicts = verdicts
 }
 
 // SetDryRunClient implements WantsDryRunClient.
@@ -135,6 +156,12 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 			}
 		}
 		namespace := namespaceOf(a, tapp.Namespace)
+		generation, remember := p.remembering("", "pods")
+		var keyTApp *tkestack.TApp
+		if remember {
+			keyTApp = tapp.DeepCopy()
+			keyTApp.Name, keyTApp.UID = p.verdicts.keyName(tapp.Name), keyUID(tapp.UID)
+		}
 		var checks []*templateCheck
 		for _, name := range templatesToCheck(old, tapp) {
 			pod, paths, err := buildPod(tapp, namespace, name)
@@ -143,7 +170,13 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 				klog.ErrorS(err, "Cannot build the dry-run pod of a TApp template", "tapp", klog.KRef(namespace, tapp.Name), "template", name)
 				continue
 			}
-			checks = append(checks, &templateCheck{template: paths.template, object: pod, fieldPath: paths.tappField})
+			c := &templateCheck{template: paths.template, object: pod, fieldPath: paths.tappField}
+			if remember {
+				if keyPod, _, err := buildPod(keyTApp, namespace, name); err == nil {
+					c.key, c.generation = verdictKeyOrEmpty(namespace, keyPod), generation
+				}
+			}
+			checks = append(checks, c)
 		}
 		return p.check(ctx, tappSubject, tapp.Name, namespace, checks)
 	case yurtAppDaemonsResource:
@@ -165,6 +198,14 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 		if err != nil {
 			klog.ErrorS(err, "Cannot build the dry-run workload of a YurtAppDaemon", "yurtAppDaemon", klog.KRef(namespace, yad.Name))
 			return nil
+		}
+		group, resource, _, _ := dryRunTarget(c.object)
+		if generation, remember := p.remembering(group, resource); remember {
+			keyYAD := yad.DeepCopy()
+			keyYAD.Name, keyYAD.UID = p.verdicts.keyName(yad.Name), keyUID(yad.UID)
+			if keyCheck, err := buildWorkload(keyYAD, namespace); err == nil {
+				c.key, c.generation = verdictKeyOrEmpty(namespace, keyCheck.object), generation
+			}
 		}
 		return p.check(ctx, yadSubject, yad.Name, namespace, []*templateCheck{c})
 	}
@@ -189,6 +230,35 @@ type templateCheck struct {
 	object runtime.Object
 	// fieldPath maps a field path of object onto the checked object.
 	fieldPath func(string) string
+	// key is the verdict cache key of object ("": not remembered), found at generation of the cache.
+	key        string
+	generation uint64
+}
+
+// remembering returns the verdict cache's generation, and whether verdicts of dry-run creates of
+// group/resource may be remembered now.
+func (p *Plugin) remembering(group, resource string) (uint64, bool) {
+	if p.verdicts == nil {
+		return 0, false
+	}
+	return p.verdicts.current(group, resource)
+}
+
+// keyUID stands for an object's uid in a cache key: it is new for every object and judged by no admission.
+func keyUID(uid types.UID) types.UID {
+	if uid == "" {
+		return ""
+	}
+	return "00000000-0000-0000-0000-000000000000"
+}
+
+// verdictKeyOrEmpty is the cache key of a dry-run object, "" (not remembered) if it cannot be made.
+func verdictKeyOrEmpty(namespace string, object runtime.Object) string {
+	key, err := verdictKey(namespace, object)
+	if err != nil {
+		return ""
+	}
+	return key
 }
 
 // subject says what is checked, in errors, logs and warnings.
@@ -209,26 +279,62 @@ func (p *Plugin) check(ctx context.Context, s subject, name, namespace string, c
 	if len(checks) == 0 {
 		return nil
 	}
-	// The templates are checked concurrently: a create then waits for its slowest template only.
+	// The templates are checked concurrently: a create then waits for its slowest template only. Templates
+	// whose dry-run objects are alike (the same cache key) are sent once; one whose clean verdict is
+	// remembered, or is being found by another write's dry run of the same key, is not sent at all.
 	type verdict struct {
 		errs        field.ErrorList
 		missing     string
 		unavailable error
 	}
 	verdicts := make([]verdict, len(checks))
+	answers := make([]error, len(checks))
+	remembered := make([]bool, len(checks))
+	answeredBy := make([]int, len(checks)) // the check whose dry run (or remembered verdict) answers for this one
+	firstOfKey := map[string]int{}
+	var toSend []int
+	for i, c := range checks {
+		answeredBy[i] = i
+		if c.key != "" {
+			if j, ok := firstOfKey[c.key]; ok {
+				answeredBy[i] = j
+				continue
+			}
+			firstOfKey[c.key] = i
+		}
+		toSend = append(toSend, i)
+	}
 	var wg sync.WaitGroup
 	limit := make(chan struct{}, maxConcurrentChecks)
-	for i, c := range checks {
+	for _, i := range toSend {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			c := checks[i]
+			var finish func(clean bool)
+			if c.key != "" {
+				var allowed bool
+				if allowed, finish = p.verdicts.lookup(ctx, c.key, c.generation); allowed {
+					remembered[i] = true
+					return
+				}
+			}
 			limit <- struct{}{}
 			defer func() { <-limit }()
-			v := &verdicts[i]
-			v.errs, v.missing, v.unavailable = p.dryRun(ctx, c)
+			answers[i] = p.send(ctx, c.object)
+			if finish != nil {
+				finish(refusal.Classify(answers[i]).Class == refusal.Created)
+			}
 		}()
 	}
 	wg.Wait()
+	for i, c := range checks {
+		if remembered[answeredBy[i]] {
+			continue // allowed a moment ago, and nothing admission reads has changed since
+		}
+		v := &verdicts[i]
+		v.errs, v.missing, v.unavailable = judge(c, answers[answeredBy[i]])
+	}
 
 	// Every template's verdict counts: one that could not be checked does not hide the refusal of another.
 	var allErrs field.ErrorList
@@ -286,10 +392,8 @@ func templatesToCheck(old, tapp *tkestack.TApp) []string {
 	return append(names, pool...)
 }
 
-// dryRun creates the object of c with dryRun=All. It returns the field errors of a refusal; or the core
-// API's message when the object refers to another that does not exist yet (missing); or the error that kept
-// the core API from answering (unavailable). All are empty when the object would be created.
-func (p *Plugin) dryRun(ctx context.Context, c *templateCheck) (errs field.ErrorList, missing string, unavailable error) {
+// send creates object with dryRun=All and returns the core API's answer.
+func (p *Plugin) send(ctx context.Context, object runtime.Object) error {
 	if p.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, p.Timeout)
@@ -297,23 +401,42 @@ func (p *Plugin) dryRun(ctx context.Context, c *templateCheck) (errs field.Error
 	}
 	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
 	var err error
-	var namespace, serviceAccount string
-	switch obj := c.object.(type) {
+	switch obj := object.(type) {
 	case *corev1.Pod:
-		namespace, serviceAccount = obj.Namespace, obj.Spec.ServiceAccountName
-		_, err = p.client.CoreV1().Pods(namespace).Create(ctx, obj, dryRun)
+		_, err = p.client.CoreV1().Pods(obj.Namespace).Create(ctx, obj, dryRun)
 	case *appsv1.Deployment:
-		namespace, serviceAccount = obj.Namespace, obj.Spec.Template.Spec.ServiceAccountName
-		_, err = p.client.AppsV1().Deployments(namespace).Create(ctx, obj, dryRun)
+		_, err = p.client.AppsV1().Deployments(obj.Namespace).Create(ctx, obj, dryRun)
 	case *appsv1.StatefulSet:
-		namespace, serviceAccount = obj.Namespace, obj.Spec.Template.Spec.ServiceAccountName
-		_, err = p.client.AppsV1().StatefulSets(namespace).Create(ctx, obj, dryRun)
+		_, err = p.client.AppsV1().StatefulSets(obj.Namespace).Create(ctx, obj, dryRun)
 	default:
-		return nil, "", fmt.Errorf("no dry run for %T", c.object)
+		return fmt.Errorf("no dry run for %T", object)
 	}
+	return err
+}
+
+// dryRunTarget returns the group, resource, namespace and service account of a dry-run object.
+func dryRunTarget(object runtime.Object) (group, resource, namespace, serviceAccount string) {
+	switch obj := object.(type) {
+	case *corev1.Pod:
+		return "", "pods", obj.Namespace, obj.Spec.ServiceAccountName
+	case *appsv1.Deployment:
+		return "apps", "deployments", obj.Namespace, obj.Spec.Template.Spec.ServiceAccountName
+	case *appsv1.StatefulSet:
+		return "apps", "statefulsets", obj.Namespace, obj.Spec.Template.Spec.ServiceAccountName
+	}
+	return "", "", "", ""
+}
+
+// judge turns the core API's answer to the dry run of c into field errors of a refusal; or the core API's
+// message when the object refers to another that does not exist yet (missing); or the error that kept the
+// core API from answering (unavailable). All are empty when the object would be created.
+func judge(c *templateCheck, err error) (errs field.ErrorList, missing string, unavailable error) {
+	_, _, namespace, serviceAccount := dryRunTarget(c.object)
 	r := refusal.Classify(err)
 	switch r.Class {
-	case refusal.Created, refusal.NamespaceTerminating, refusal.NamespaceNotFound, refusal.NameTaken:
+	case refusal.Created:
+		return nil, "", nil
+	case refusal.NamespaceTerminating, refusal.NamespaceNotFound, refusal.NameTaken:
 		// The namespace lifecycle plugin of this server owns a missing or terminating namespace.
 		return nil, "", nil
 	case refusal.Invalid:

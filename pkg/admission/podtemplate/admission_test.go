@@ -76,7 +76,7 @@ func (r *dryRunRecorder) created() []*corev1.Pod {
 	return pods
 }
 
-func newPlugin(t *testing.T, respond func(pod *corev1.Pod) error) (*Plugin, *dryRunRecorder) {
+func newPlugin(t testing.TB, respond func(pod *corev1.Pod) error) (*Plugin, *dryRunRecorder) {
 	t.Helper()
 	rec := &dryRunRecorder{}
 	client := fake.NewClientset()

@@ -54,6 +54,20 @@
 //     TApp controller reports a template problem anyway (events and status) when it creates the pods; this
 //     check is an early answer for the user, not a safety guarantee.
 //
+// The templates of one write are checked concurrently (at most 8 dry runs in flight), and templates whose
+// dry-run objects are identical are sent once; refusals are listed in template order whatever order the
+// answers came in. A clean verdict (the core API created the object, stopping at no refusal) is remembered
+// for 30 s per namespace and dry-run object, with the object's name and uid replaced by placeholders of the
+// same shape while no admission policy exists (built-in admission judges names by their length and
+// characters only; a policy may read them). Nothing is remembered until informers of everything the core
+// API's admission reads have synced: LimitRanges, ResourceQuotas (their spec), Namespaces, ServiceAccounts,
+// PriorityClasses, RuntimeClasses, webhook configurations and validating and mutating admission policies
+// and bindings; any change to one of them forgets every remembered verdict, so the next write is checked
+// again, and nothing is remembered for 3 s after it (kube-apiserver's admission may see the change after
+// this server does). While a webhook configuration may match the dry-run creates, or an admission policy takes
+// parameters, nothing is remembered: what decides is then out of sight of the informers. Refusals and every
+// other answer are never remembered.
+//
 // Package refusal tells these answers apart by the status reason, causes and details of the core API's answer
 // (and by the message only where the core API says nothing else). pod.go builds the dry-run pod with
 // pkg/tapppod, as the controller builds its pods, and maps the pod's field paths back onto the TApp.
