@@ -19,12 +19,26 @@ import (
 	tappclientv1 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/tkestack/v1"
 )
 
-// The three API paths.
+// The API paths: tapp-apiserver through the aggregator and directly, each in JSON and in protobuf, and the
+// CRD, which has no protobuf (kube-apiserver serves custom resources in JSON and YAML only).
 const (
-	pathAggregated = "aggregated"
-	pathDirect     = "direct"
-	pathCRD        = "crd"
+	pathAggregated         = "aggregated"
+	pathDirect             = "direct"
+	pathCRD                = "crd"
+	pathAggregatedProtobuf = "aggregated-protobuf"
+	pathDirectProtobuf     = "direct-protobuf"
 )
+
+// jsonPathOf names the JSON path a protobuf path is compared with ("" for the others).
+func jsonPathOf(path string) string {
+	switch path {
+	case pathAggregatedProtobuf:
+		return pathAggregated
+	case pathDirectProtobuf:
+		return pathDirect
+	}
+	return ""
+}
 
 // sentAnnotation carries the client's clock just before an update, so the watcher can time the event.
 const sentAnnotation = "bench.tkestack.io/sent"
@@ -110,6 +124,8 @@ type apiPlan struct {
 	verbs        map[string]bool
 	// warmups is the number of objects created, read and updated on each path before measuring.
 	warmups int
+	// storedBytes reads the stored size of the direct path's list objects from tapp-apiserver's etcd.
+	storedBytes bool
 }
 
 // runAPIPath is section 1: create, get, update (with watch latency) and list through the aggregator,
@@ -239,6 +255,17 @@ func (b *bench) runAPIPath(ctx context.Context, paths []apiPath, schema *crdSche
 				b.addCell(res, cell)
 			}
 		}
+		if plan.storedBytes {
+			stored, asJSON, err := b.storedSizes(ctx, ns(apiPath{name: pathDirect}, "list"))
+			if err != nil {
+				b.fail("stored size of the %s objects: %v", shape, err)
+			} else {
+				s := newStoredBytes(shape, stored, asJSON)
+				res.StoredBytes = append(res.StoredBytes, s)
+				b.logf("etcd %-8s %d objects: %.0f bytes stored per object, %.0f in JSON (%.2f×)", shape, s.Objects,
+					s.StoredBytesPerObject, s.JSONBytesPerObject, s.ProtobufToJSON)
+			}
+		}
 		for _, p := range paths {
 			for _, suffix := range []string{"c1", "c16", "list", "warmup"} {
 				if err := deleteAllTApps(ctx, p.client.TApps(ns(p, suffix))); err != nil {
@@ -276,7 +303,8 @@ func (b *bench) warmUp(ctx context.Context, p apiPath, ns, shape string, n int) 
 	return err
 }
 
-// computeAPIRatios sets the ratios of every cell to the CRD cell of the same shape, verb and concurrency.
+// computeAPIRatios sets the ratios of every cell to the CRD cell of the same shape, verb and concurrency,
+// and of every protobuf cell to the JSON cell of its path.
 func computeAPIRatios(cells []*APICell) {
 	type key struct {
 		shape, verb string
@@ -288,7 +316,20 @@ func computeAPIRatios(cells []*APICell) {
 			crd[key{c.Shape, c.Verb, c.Concurrency}] = c
 		}
 	}
+	byPath := map[string]map[key]*APICell{}
 	for _, c := range cells {
+		if byPath[c.Path] == nil {
+			byPath[c.Path] = map[key]*APICell{}
+		}
+		byPath[c.Path][key{c.Shape, c.Verb, c.Concurrency}] = c
+	}
+	for _, c := range cells {
+		if js := byPath[jsonPathOf(c.Path)][key{c.Shape, c.Verb, c.Concurrency}]; js != nil {
+			if c.Verb != "watch" {
+				c.ThroughputRatioToJSON = ratio(c.OpsPerSecond, js.OpsPerSecond)
+			}
+			c.P50RatioToJSON = ratio(c.LatencyMs.P50, js.LatencyMs.P50)
+		}
 		ref := crd[key{c.Shape, c.Verb, c.Concurrency}]
 		if ref == nil {
 			continue

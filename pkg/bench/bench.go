@@ -386,8 +386,18 @@ func directConfig(cluster *localcluster.Cluster, base *rest.Config) *rest.Config
 	return c
 }
 
-// setupPaths installs the CRD and returns the three paths (CRD, aggregated, direct) and the direct config.
-func (b *bench) setupPaths(ctx context.Context) ([]apiPath, *crdSchema, *rest.Config, error) {
+// protobufConfig is c speaking protobuf both ways (the generated clientset's watch asks for protobuf
+// frames with it).
+func protobufConfig(c *rest.Config) *rest.Config {
+	c = rest.CopyConfig(c)
+	c.ContentType = "application/vnd.kubernetes.protobuf"
+	c.AcceptContentTypes = "application/vnd.kubernetes.protobuf"
+	return c
+}
+
+// setupPaths installs the CRD and returns the paths (CRD, aggregated, direct, and with withProtobuf the
+// aggregated and direct paths in protobuf) and the direct config.
+func (b *bench) setupPaths(ctx context.Context, withProtobuf bool) ([]apiPath, *crdSchema, *rest.Config, error) {
 	schema, err := tappStructuralSchema()
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("converting the TApp OpenAPI definition: %w", err)
@@ -414,12 +424,24 @@ func (b *bench) setupPaths(ctx context.Context) ([]apiPath, *crdSchema, *rest.Co
 		{name: pathAggregated, client: aggregatedClient.TKEStackAppsV1()},
 		{name: pathDirect, client: directClient.TKEStackAppsV1()},
 	}
+	if withProtobuf {
+		for _, p := range []struct {
+			name string
+			cfg  *rest.Config
+		}{{pathAggregatedProtobuf, b.clientConfig}, {pathDirectProtobuf, direct}} {
+			client, err := versioned.NewForConfig(protobufConfig(p.cfg))
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			paths = append(paths, apiPath{name: p.name, client: client.TKEStackAppsV1()})
+		}
+	}
 	return paths, schema, direct, nil
 }
 
 // apiSections runs sections 2 and 1 (memory first, on fresh servers).
 func (b *bench) apiSections(ctx context.Context) error {
-	paths, schema, direct, err := b.setupPaths(ctx)
+	paths, schema, direct, err := b.setupPaths(ctx, b.opts.sections["api"])
 	if err != nil {
 		return err
 	}
@@ -434,7 +456,7 @@ func (b *bench) apiSections(ctx context.Context) error {
 		api, err := b.runAPIPath(ctx, paths, schema, apiPlan{
 			ops: b.count(2000, 50), pool5Ops: b.count(b.opts.pool5Ops, 50),
 			lists: b.count(b.opts.listOps, 5), listObjects: b.count(1000, 10), listDuration: b.opts.listDuration,
-			warmups: 20, verbs: map[string]bool{"create": true, "get": true, "update": true, "list": true}})
+			warmups: 20, verbs: map[string]bool{"create": true, "get": true, "update": true, "list": true}, storedBytes: true})
 		if err != nil {
 			b.fail("API path: %v", err)
 		}
@@ -445,7 +467,7 @@ func (b *bench) apiSections(ctx context.Context) error {
 
 // admissionSection runs creates through the shipped admission chain (section 1b).
 func (b *bench) admissionSection(ctx context.Context) error {
-	paths, schema, _, err := b.setupPaths(ctx)
+	paths, schema, _, err := b.setupPaths(ctx, false)
 	if err != nil {
 		return err
 	}

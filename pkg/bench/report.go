@@ -32,6 +32,28 @@ func evaluateTargets(res *Results) []Target {
 			}
 		}
 	}
+	if res.APIPath != nil {
+		for _, path := range []string{pathAggregatedProtobuf, pathDirectProtobuf} {
+			c := findCell(res.APIPath.Cells, path, shapeTutorial, "list", 16)
+			ok := c != nil && c.Errors == 0
+			var vsCRD, vsJSON float64
+			if c != nil {
+				vsCRD, vsJSON = c.ThroughputRatioToCRD, c.ThroughputRatioToJSON
+			}
+			add(fmt.Sprintf("API %s list %s c=16 throughput vs CRD", path, shapeTutorial), "≥ 3.0×", "×", vsCRD, ok && vsCRD > 0, vsCRD >= 3)
+			add(fmt.Sprintf("API %s list %s c=16 throughput vs %s (JSON)", path, shapeTutorial, jsonPathOf(path)), "≥ 1.5×", "×", vsJSON,
+				ok && vsJSON > 0, vsJSON >= 1.5)
+			for _, conc := range []int{1, 16} {
+				w := findCell(res.APIPath.Cells, path, shapeTutorial, "watch", conc)
+				v := 0.0
+				if w != nil {
+					v = w.P50RatioToCRD
+				}
+				add(fmt.Sprintf("API %s watch %s c=%d p50 latency vs CRD", path, shapeTutorial, conc), "≤ 0.5×", "×", v,
+					w != nil && w.Errors == 0 && v > 0, v <= 0.5)
+			}
+		}
+	}
 	if res.Admission != nil {
 		for _, path := range []struct {
 			name string
@@ -521,9 +543,24 @@ func coresBusy(cpuSeconds, seconds float64) string {
 
 func renderAPITables(b *strings.Builder, a *APIPathResult) {
 	p := func(format string, args ...interface{}) { fmt.Fprintf(b, format, args...) }
+	protobuf := false
+	for _, c := range a.Cells {
+		if jsonPathOf(c.Path) != "" {
+			protobuf = true
+		}
+	}
 	for _, shape := range []string{shapeTutorial, shapePool5} {
-		p("**%s**: ops/s (p50 / p99 latency in ms), and ratio to the CRD (throughput; for watch, p50 latency)\n\n", shape)
-		p("| verb | c | CRD | aggregated | × CRD | direct | × CRD |\n|---|---|---|---|---|---|---|\n")
+		p("**%s**: ops/s (p50 / p99 latency in ms), and ratio to the CRD (throughput; for watch, p50 latency)", shape)
+		if protobuf {
+			p(" and of protobuf to the same path's JSON; the CRD has no protobuf (kube-apiserver serves custom resources in JSON only), its column is JSON")
+		}
+		p("\n\n")
+		if protobuf {
+			p("| verb | c | CRD | aggregated | × CRD | aggregated protobuf | × CRD | × JSON | direct | × CRD | direct protobuf | × CRD | × JSON |\n")
+			p("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		} else {
+			p("| verb | c | CRD | aggregated | × CRD | direct | × CRD |\n|---|---|---|---|---|---|---|\n")
+		}
 		for _, verb := range []string{"create", "get", "update", "list", "watch"} {
 			for _, conc := range []int{1, 16} {
 				crd := findCell(a.Cells, pathCRD, shape, verb, conc)
@@ -536,7 +573,15 @@ func renderAPITables(b *strings.Builder, a *APIPathResult) {
 				if verb == "list" && crd != nil {
 					label = fmt.Sprintf("list (%d objects)", crd.ObjectsPerList)
 				}
-				p("| %s | %d | %s | %s | %s | %s | %s |\n", label, conc, cellText(crd), cellText(agg), ratioText(agg), cellText(dir), ratioText(dir))
+				if !protobuf {
+					p("| %s | %d | %s | %s | %s | %s | %s |\n", label, conc, cellText(crd), cellText(agg), ratioText(agg), cellText(dir), ratioText(dir))
+					continue
+				}
+				aggPB := findCell(a.Cells, pathAggregatedProtobuf, shape, verb, conc)
+				dirPB := findCell(a.Cells, pathDirectProtobuf, shape, verb, conc)
+				p("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", label, conc, cellText(crd),
+					cellText(agg), ratioText(agg), cellText(aggPB), ratioText(aggPB), jsonRatioText(aggPB),
+					cellText(dir), ratioText(dir), cellText(dirPB), ratioText(dirPB), jsonRatioText(dirPB))
 			}
 		}
 		if c := findCell(a.Cells, pathCRD, shape, "create", 1); c != nil {
@@ -552,6 +597,14 @@ func renderAPITables(b *strings.Builder, a *APIPathResult) {
 		}
 		p("\n")
 	}
+	if len(a.StoredBytes) > 0 {
+		p("**etcd bytes per object** (the direct path's list objects read back from tapp-apiserver's etcd, against the same objects in JSON as `--storage-media-type=application/json` stores them)\n\n")
+		p("| shape | objects | stored (protobuf) | JSON | protobuf / JSON |\n|---|---|---|---|---|\n")
+		for _, s := range a.StoredBytes {
+			p("| %s | %d | %.0f | %.0f | %.2f |\n", s.Shape, s.Objects, s.StoredBytesPerObject, s.JSONBytesPerObject, s.ProtobufToJSON)
+		}
+		p("\n")
+	}
 	var errs []string
 	for _, c := range a.Cells {
 		if c.Errors > 0 {
@@ -561,6 +614,17 @@ func renderAPITables(b *strings.Builder, a *APIPathResult) {
 	if len(errs) > 0 {
 		p("Errors: %s\n\n", strings.Join(errs, "; "))
 	}
+}
+
+// jsonRatioText is a protobuf cell's ratio to the JSON cell of its path (throughput; for watch, p50 latency).
+func jsonRatioText(c *APICell) string {
+	if c == nil {
+		return "–"
+	}
+	if c.Verb == "watch" {
+		return fmt.Sprintf("%.2f", c.P50RatioToJSON)
+	}
+	return fmt.Sprintf("%.2f", c.ThroughputRatioToJSON)
 }
 
 func cellText(c *APICell) string {

@@ -84,6 +84,23 @@ type APIPathResult struct {
 	IntOrStringTypes       []string   `json:"intOrStringTypes"`
 	AtomicLists            []string   `json:"atomicLists"`
 	Cells                  []*APICell `json:"cells"`
+	// StoredBytes is, per shape, the size of the objects of the list cell of the direct path as
+	// tapp-apiserver's etcd holds them, against the same objects in JSON.
+	StoredBytes []*StoredBytes `json:"storedBytes,omitempty"`
+}
+
+// StoredBytes is the size per object of one shape in tapp-apiserver's etcd.
+type StoredBytes struct {
+	Shape   string `json:"shape"`
+	Objects int    `json:"objects"`
+	// StoredBytesPerObject is the mean size of the values read from etcd, in the media type the server
+	// stores (--storage-media-type, protobuf by default).
+	StoredBytesPerObject float64 `json:"storedBytesPerObject"`
+	// JSONBytesPerObject is the mean size of the same objects encoded by the JSON storage codec, what
+	// --storage-media-type=application/json stores.
+	JSONBytesPerObject float64 `json:"jsonBytesPerObject"`
+	// ProtobufToJSON is StoredBytesPerObject / JSONBytesPerObject.
+	ProtobufToJSON float64 `json:"protobufToJSON"`
 }
 
 // APICell is one path × shape × verb × concurrency.
@@ -108,6 +125,10 @@ type APICell struct {
 	ThroughputRatioToCRD float64 `json:"throughputRatioToCRD,omitempty"`
 	P50RatioToCRD        float64 `json:"p50RatioToCRD,omitempty"`
 	P99RatioToCRD        float64 `json:"p99RatioToCRD,omitempty"`
+	// Ratios of a protobuf path's cell to the JSON cell of the same path (aggregated or direct), shape,
+	// verb and concurrency.
+	ThroughputRatioToJSON float64 `json:"throughputRatioToJSON,omitempty"`
+	P50RatioToJSON        float64 `json:"p50RatioToJSON,omitempty"`
 }
 
 // MemoryResult is section 2.
