@@ -15,11 +15,14 @@
 //     user patching each claim of a StatefulSet, whose claim template cannot be raised;
 //     4c. ("rollout-modelled") scale-up and rolling image update of TApp and StatefulSet on a cluster whose
 //     pod simulator models what a node spends on a pod (localcluster.PublishedNodeCost);
-//  5. YurtAppDaemon fan-out over 100 NodePools.
+//  5. YurtAppDaemon fan-out over 100 NodePools;
+//  6. ("growth") one TApp of 1000 and of 10000 instances (scale-up, in-place roll, status size, writes) and
+//     1000 and 10000 TApps in one server (memory, list, watch fan-out, controller resync), with the growth
+//     exponent of each figure.
 //
 // Sections 1-2 run on a cluster whose tapp-apiserver runs no controllers (the CRD has none either);
 // sections 3-4 on a fresh cluster with the controllers per budget (the budget is a process flag), the first
-// of which also runs 4b, 4d and 5; 4c on a cluster of its own at the first budget. Run it with `make bench`;
+// of which also runs 4b, 4d and 5; 4c and 6 on a cluster each at the first budget. Run it with `make bench`;
 // docs/benchmarks.md explains the method and records the latest run.
 package bench
 
@@ -108,7 +111,7 @@ func Main() int {
 	flag.StringVar(&opts.serverBinary, "server-binary", "bin/tapp-apiserver", "the tapp-apiserver binary")
 	flag.StringVar(&opts.outDir, "out", "_output/bench", "where results.json, results.md and the clusters' files go")
 	flag.Float64Var(&opts.scale, "scale", 1, "multiplies every count (operations, objects, pods, pools); 1 is the full run")
-	flag.StringVar(&sections, "sections", "memory,api,admission,workloads,rollout,resize,claims,fanout,rollout-modelled", "sections to run")
+	flag.StringVar(&sections, "sections", "memory,api,admission,workloads,rollout,resize,claims,fanout,rollout-modelled,growth", "sections to run")
 	flag.StringVar(&budgets, "budgets", "100/200,2000/2500", "client QPS/burst of tapp-apiserver's controllers, kube-controller-manager and the bare client: sections 3 and 4 run at each, on a cluster each; the first is also the budget of 4b, 4c, 4d and 5")
 	flag.Float64Var(&qps, "controller-qps", 0, "with --controller-burst, a single budget (overrides --budgets)")
 	flag.IntVar(&burst, "controller-burst", 0, "see --controller-qps")
@@ -275,6 +278,18 @@ func run(opts options) error {
 		b.clusterTag = budget.slug()
 		if err := b.withCluster(ctx, cfg, func(ctx context.Context) error { return b.workloadSections(ctx, budget, first) }); err != nil {
 			b.fail("workload sections at %s: %v", budget, err)
+		}
+	}
+	if opts.sections["growth"] {
+		cfg := atBudget(primary)
+		cfg.WorkDir = filepath.Join(opts.outDir, "cluster-growth")
+		if err := b.auditCreates(&cfg); err != nil {
+			return err
+		}
+		cfg.Nodes = growthNodes(b.count(growthLarge, 100))
+		b.clusterTag = "growth-" + primary.slug()
+		if err := b.withCluster(ctx, cfg, func(ctx context.Context) error { return b.growthSection(ctx, primary) }); err != nil {
+			b.fail("growth: %v", err)
 		}
 	}
 	if opts.sections["rollout-modelled"] {

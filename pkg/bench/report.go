@@ -74,6 +74,8 @@ func evaluateTargets(res *Results) []Target {
 		v := ratio(float64(m.TAppAPIServer.AfterRSSBytes), float64(m.KubeAPIServer.GrowthRSSBytes))
 		add(fmt.Sprintf("memory: tapp-apiserver RSS with %d TApps / kube-apiserver RSS growth with %d CRs", m.Objects, m.Objects),
 			"≤ 1.0×", "×", v, m.KubeAPIServer.GrowthRSSBytes > 0, v <= 1.0)
+		add(fmt.Sprintf("memory: tapp-apiserver RSS with %d TApps / kube-apiserver RSS growth with %d CRs, no worse than before growth", m.Objects, m.Objects),
+			fmt.Sprintf("≤ %.2f×", memoryRatioBefore), "×", v, m.KubeAPIServer.GrowthRSSBytes > 0, v <= memoryRatioBefore)
 	}
 	for _, budget := range budgetsOf(res) {
 		at := " at " + budget.String()
@@ -127,8 +129,23 @@ func evaluateTargets(res *Results) []Target {
 				len(v.s.Values) > 0, v.s.Median < 10)
 		}
 	}
+	if g := res.Growth; g != nil {
+		for _, f := range g.Figures {
+			add(fmt.Sprintf("growth %d→%d: %s, exponent", f.SmallN, f.LargeN, f.Name), fmt.Sprintf("≤ %.1f", f.ExpectedExponent+growthTolerance), "",
+				f.Exponent, f.Small > 0 && f.Large > 0, f.Exponent <= f.ExpectedExponent+growthTolerance)
+		}
+	}
 	return out
 }
+
+// memoryRatioBefore is section 2's ratio of the run before the growth section (docs/benchmarks.md, "Latest
+// run"): tapp-apiserver's resident set with 10,000 TApps is 0.59 of kube-apiserver's growth with 10,000
+// objects of the CRD; the growth work must not make it worse.
+const memoryRatioBefore = 0.59
+
+// growthTolerance is how far above its expected exponent a figure may measure before it counts as
+// super-linear (the noise of two sizes on a shared machine).
+const growthTolerance = 0.2
 
 func findCell(cells []*APICell, path, shape, verb string, conc int) *APICell {
 	for _, c := range cells {
@@ -301,6 +318,7 @@ func renderMarkdown(res *Results) string {
 			p("\n")
 		}
 	}
+	renderGrowth(&b, res.Growth)
 	p("### Targets\n\n| target | goal | measured | met |\n|---|---|---|---|\n")
 	for _, t := range res.Targets {
 		met := "no"
@@ -321,7 +339,7 @@ func renderMarkdown(res *Results) string {
 					value = fmt.Sprintf("%.3f×", t.Value)
 				}
 			default:
-				value = fmt.Sprintf("%.2f %s", t.Value, t.Unit)
+				value = strings.TrimSpace(fmt.Sprintf("%.2f %s", t.Value, t.Unit))
 			}
 		}
 		p("| %s | %s | %s | %s |\n", t.Name, t.Goal, value, met)
@@ -697,4 +715,54 @@ func writesSummary(w map[string]int) (total, conflicts int, parts string) {
 		out = append(out, fmt.Sprintf("%s %d", e.k, e.v))
 	}
 	return total, conflicts, strings.Join(out, ", ")
+}
+
+// renderGrowth writes section 6: the figures at both sizes, their exponents, and the points measured.
+func renderGrowth(b *strings.Builder, g *GrowthResult) {
+	if g == nil {
+		return
+	}
+	p := func(format string, args ...interface{}) { fmt.Fprintf(b, format, args...) }
+	p("### 6. Growth\n\n")
+	p("Each figure at the small and the large size, and its growth exponent log(large/small) / log(size ratio): 1 is linear, 0 constant, above 1 super-linear.\n\n")
+	p("| figure | small | large | exponent | expected |\n|---|---|---|---|---|\n")
+	for _, f := range g.Figures {
+		p("| %s | %s at %d | %s at %d | %.2f | %.0f |\n", f.Name, growthValue(f.Small, f.Unit), f.SmallN, growthValue(f.Large, f.Unit), f.LargeN, f.Exponent, f.ExpectedExponent)
+	}
+	p("\n")
+	if len(g.Instances) > 0 {
+		p("| one TApp: instances | scale-up (s) | in-place roll (s) | status bytes | kube-apiserver writes per instance, up / roll | tapp-apiserver writes, up / roll |\n|---|---|---|---|---|---|\n")
+		for _, i := range g.Instances {
+			p("| %d | %s | %s | %d | %.2f / %.2f | %d / %d |\n", i.Instances, doneText(i.ScaleUpSeconds, i.ScaleUpCompleted), doneText(i.RollSeconds, i.RollCompleted),
+				i.StatusBytes, perInstance(i.ScaleUpKubeAPIWrites, i.Instances), perInstance(i.RollKubeAPIWrites, i.Instances), i.ScaleUpTAppAPIWrites, i.RollTAppAPIWrites)
+		}
+		p("\n")
+	}
+	if len(g.TApps) > 0 {
+		p("| TApps in one server | tapp-apiserver RSS growth | list of all (s) | watchers see an update (s) | controller resync after a restart (s) |\n|---|---|---|---|---|\n")
+		for _, t := range g.TApps {
+			p("| %d | %s | %.3f | %.3f (%d watchers) | %.2f |\n", t.TApps, mib(t.RSSGrowthBytes), t.ListSeconds, t.WatchFanOutSeconds, t.Watchers, t.ResyncSeconds)
+		}
+		p("\n")
+	}
+}
+
+func growthValue(v float64, unit string) string {
+	switch unit {
+	case "bytes":
+		if v >= 1<<20 {
+			return mib(int64(v))
+		}
+		return fmt.Sprintf("%.0f B", v)
+	case "writes":
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3f %s", v, unit)
+}
+
+func perInstance(total, instances int) float64 {
+	if instances <= 0 {
+		return 0
+	}
+	return round(float64(total)/float64(instances), 2)
 }
