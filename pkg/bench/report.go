@@ -739,9 +739,9 @@ func renderGrowth(b *strings.Builder, g *GrowthResult) {
 		p("\n")
 	}
 	if len(g.TApps) > 0 {
-		p("| TApps in one server | tapp-apiserver RSS growth | list of all (s) | watchers see an update (s) | controller resync after a restart (s) |\n|---|---|---|---|---|\n")
+		p("| TApps in one server | tapp-apiserver RSS growth | list of all (s) | watchers see an update (s) | restart until the controller has resynced (s), of it the restart |\n|---|---|---|---|---|\n")
 		for _, t := range g.TApps {
-			p("| %d | %s | %.3f | %.3f (%d watchers) | %.2f |\n", t.TApps, mib(t.RSSGrowthBytes), t.ListSeconds, t.WatchFanOutSeconds, t.Watchers, t.ResyncSeconds)
+			p("| %d | %s | %.3f | %.3f (%d watchers) | %.2f, %.2f |\n", t.TApps, mib(t.RSSGrowthBytes), t.ListSeconds, t.WatchFanOutSeconds, t.Watchers, t.ResyncSeconds, t.RestartSeconds)
 		}
 		p("\n")
 	}

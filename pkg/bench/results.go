@@ -391,8 +391,8 @@ type GrowthInstances struct {
 // GrowthTApps is tapp-apiserver holding TApps TApps of the tutorial shape with no replicas.
 type GrowthTApps struct {
 	TApps int `json:"tapps"`
-	// RSSGrowthBytes is tapp-apiserver's resident set over its own before the first TApp (after a forced
-	// garbage collection each time).
+	// RSSGrowthBytes is the resident set of tapp-apiserver restarted with the TApps (its controller synced)
+	// over that of the fresh process before the first TApp (each read after a forced garbage collection).
 	RSSGrowthBytes int64 `json:"rssGrowthBytes"`
 	// ListSeconds is the median of three lists of all of them, directly, in protobuf.
 	ListSeconds float64 `json:"listSeconds"`
@@ -400,9 +400,11 @@ type GrowthTApps struct {
 	// namespace has its event.
 	Watchers           int     `json:"watchers"`
 	WatchFanOutSeconds float64 `json:"watchFanOutSeconds"`
-	// ResyncSeconds is the time from tapp-apiserver being ready after a restart until its TApp controller
-	// has taken every TApp from its queue (workqueue_adds_total and workqueue_depth of name="tapp").
-	ResyncSeconds float64 `json:"resyncSeconds"`
+	// ResyncSeconds is the time from the start of a restart of tapp-apiserver until the new process's TApp
+	// controller has taken every TApp from its queue (workqueue_adds_total and workqueue_depth of
+	// name="tapp"); RestartSeconds is the restart's own part (stop, start, ready through the aggregator).
+	ResyncSeconds  float64 `json:"resyncSeconds"`
+	RestartSeconds float64 `json:"restartSeconds"`
 }
 
 // GrowthFigure is one figure at both sizes.
