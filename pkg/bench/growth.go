@@ -127,22 +127,23 @@ func (b *bench) growthTApps(ctx context.Context, res *GrowthResult, small, large
 			return fmt.Errorf("%d of %d TApp creates failed, first: %v", errs, n-from, firstErr)
 		}
 		created = n
-		p := GrowthTApps{TApps: n}
-		// The restart first: the memory is then that of a fresh process holding n TApps with its controller
-		// synced, against the fresh process holding none read before the first TApp.
+		p := GrowthTApps{TApps: n, Watchers: growthWatchers}
+		if p.ListSeconds, err = medianListSeconds(ctx, tapps, n); err != nil {
+			return err
+		}
+		// Before the restart: watches opened on a process that has just started can end at once, before its
+		// watch cache has caught up with the resource version they ask for.
+		if p.WatchFanOutSeconds, err = watchFanOut(ctx, client, ns, fmt.Sprintf("g-%05d", 0), growthWatchers); err != nil {
+			return err
+		}
+		// The memory is that of the restarted process holding n TApps with its controller synced, against the
+		// fresh process holding none read before the first TApp.
 		if p.ResyncSeconds, p.RestartSeconds, err = b.controllerResync(ctx, direct, n); err != nil {
 			return err
 		}
 		b.settle(ctx, direct)
 		after, _ := b.sample(ctx, b.cluster.PID("tapp-apiserver"), direct)
 		p.RSSGrowthBytes = after.RSS - before.RSS
-		if p.ListSeconds, err = medianListSeconds(ctx, tapps, n); err != nil {
-			return err
-		}
-		if p.WatchFanOutSeconds, err = watchFanOut(ctx, client, ns, fmt.Sprintf("g-%05d", 0), growthWatchers); err != nil {
-			return err
-		}
-		p.Watchers = growthWatchers
 		b.logf("growth: %d TApps: tapp-apiserver +%s, list %.3fs, %d watchers all see an update in %.3fs, restart to controller resynced %.2fs (the restart %.2fs)",
 			n, mib(p.RSSGrowthBytes), p.ListSeconds, p.Watchers, p.WatchFanOutSeconds, p.ResyncSeconds, p.RestartSeconds)
 		res.TApps = append(res.TApps, p)
