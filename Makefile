@@ -81,7 +81,7 @@ e2e: build
 		$(GO) test -tags e2e $(GO_TEST_FLAGS) -timeout 45m ./test/e2e/...
 
 ## bench: benchmarks on the local cluster (API path vs a CRD, memory, scale-up and rolling update at each controller budget,
-## resize, claim expansion, rolling update under a modelled node cost, fan-out; docs/benchmarks.md);
+## resize, claim expansion, rolling update under a modelled node cost, fan-out, growth from 1000 to 10000; docs/benchmarks.md);
 ## results in $(OUTPUT_DIR)/bench/results.json and results.md; BENCH_FLAGS=--scale=0.1 for a quick run
 BENCH_FLAGS ?=
 bench: build

@@ -20,12 +20,26 @@ import (
 	tappclientv1 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/tkestack/v1"
 )
 
-// The three API paths.
+// The API paths: tapp-apiserver through the aggregator and directly, each in JSON and in protobuf, and the
+// CRD, which has no protobuf (kube-apiserver serves custom resources in JSON and YAML only).
 const (
-	pathAggregated = "aggregated"
-	pathDirect     = "direct"
-	pathCRD        = "crd"
+	pathAggregated         = "aggregated"
+	pathDirect             = "direct"
+	pathCRD                = "crd"
+	pathAggregatedProtobuf = "aggregated-protobuf"
+	pathDirectProtobuf     = "direct-protobuf"
 )
+
+// jsonPathOf names the JSON path a protobuf path is compared with ("" for the others).
+func jsonPathOf(path string) string {
+	switch path {
+	case pathAggregatedProtobuf:
+		return pathAggregated
+	case pathDirectProtobuf:
+		return pathDirect
+	}
+	return ""
+}
 
 // sentAnnotation carries the client's clock just before an update, so the watcher can time the event.
 const sentAnnotation = "bench.tkestack.io/sent"
@@ -114,6 +128,8 @@ type apiPlan struct {
 	// settle is a pause after the namespaces and warm-ups of a shape, before its cells: TAppPodTemplateDryRun
 	// remembers no verdict for a moment after a change to what admission reads, a new namespace for one.
 	settle time.Duration
+	// storedBytes reads the stored size of the direct path's list objects from tapp-apiserver's etcd.
+	storedBytes bool
 }
 
 // verbCreateNewTemplate is a create whose templates are new every time (their image differs from every
@@ -278,6 +294,17 @@ func (b *bench) runAPIPath(ctx context.Context, paths []apiPath, schema *crdSche
 				b.addCell(res, cell)
 			}
 		}
+		if plan.storedBytes {
+			stored, asJSON, err := b.storedSizes(ctx, ns(apiPath{name: pathDirect}, "list"))
+			if err != nil {
+				b.fail("stored size of the %s objects: %v", shape, err)
+			} else {
+				s := newStoredBytes(shape, stored, asJSON)
+				res.StoredBytes = append(res.StoredBytes, s)
+				b.logf("etcd %-8s %d objects: %.0f bytes stored per object, %.0f in JSON (%.2f×)", shape, s.Objects,
+					s.StoredBytesPerObject, s.JSONBytesPerObject, s.ProtobufToJSON)
+			}
+		}
 		for _, p := range paths {
 			for _, suffix := range []string{"c1", "c16", "list", "warmup"} {
 				if err := deleteAllTApps(ctx, p.client.TApps(ns(p, suffix))); err != nil {
@@ -315,7 +342,8 @@ func (b *bench) warmUp(ctx context.Context, p apiPath, ns, shape string, n int) 
 	return err
 }
 
-// computeAPIRatios sets the ratios of every cell to the CRD cell of the same shape, verb and concurrency.
+// computeAPIRatios sets the ratios of every cell to the CRD cell of the same shape, verb and concurrency,
+// and of every protobuf cell to the JSON cell of its path.
 func computeAPIRatios(cells []*APICell) {
 	type key struct {
 		shape, verb string
@@ -327,7 +355,20 @@ func computeAPIRatios(cells []*APICell) {
 			crd[key{c.Shape, c.Verb, c.Concurrency}] = c
 		}
 	}
+	byPath := map[string]map[key]*APICell{}
 	for _, c := range cells {
+		if byPath[c.Path] == nil {
+			byPath[c.Path] = map[key]*APICell{}
+		}
+		byPath[c.Path][key{c.Shape, c.Verb, c.Concurrency}] = c
+	}
+	for _, c := range cells {
+		if js := byPath[jsonPathOf(c.Path)][key{c.Shape, c.Verb, c.Concurrency}]; js != nil {
+			if c.Verb != "watch" {
+				c.ThroughputRatioToJSON = ratio(c.OpsPerSecond, js.OpsPerSecond)
+			}
+			c.P50RatioToJSON = ratio(c.LatencyMs.P50, js.LatencyMs.P50)
+		}
 		ref := crd[key{c.Shape, c.Verb, c.Concurrency}]
 		if ref == nil {
 			continue

@@ -15,11 +15,14 @@
 //     user patching each claim of a StatefulSet, whose claim template cannot be raised;
 //     4c. ("rollout-modelled") scale-up and rolling image update of TApp and StatefulSet on a cluster whose
 //     pod simulator models what a node spends on a pod (localcluster.PublishedNodeCost);
-//  5. YurtAppDaemon fan-out over 100 NodePools.
+//  5. YurtAppDaemon fan-out over 100 NodePools;
+//  6. ("growth") one TApp of 1000 and of 10000 instances (scale-up, in-place roll, status size, writes) and
+//     1000 and 10000 TApps in one server (memory, list, watch fan-out, controller resync), with the growth
+//     exponent of each figure.
 //
 // Sections 1-2 run on a cluster whose tapp-apiserver runs no controllers (the CRD has none either);
 // sections 3-4 on a fresh cluster with the controllers per budget (the budget is a process flag), the first
-// of which also runs 4b, 4d and 5; 4c on a cluster of its own at the first budget. Run it with `make bench`;
+// of which also runs 4b, 4d and 5; 4c and 6 on a cluster each at the first budget. Run it with `make bench`;
 // docs/benchmarks.md explains the method and records the latest run.
 package bench
 
@@ -108,7 +111,7 @@ func Main() int {
 	flag.StringVar(&opts.serverBinary, "server-binary", "bin/tapp-apiserver", "the tapp-apiserver binary")
 	flag.StringVar(&opts.outDir, "out", "_output/bench", "where results.json, results.md and the clusters' files go")
 	flag.Float64Var(&opts.scale, "scale", 1, "multiplies every count (operations, objects, pods, pools); 1 is the full run")
-	flag.StringVar(&sections, "sections", "memory,api,admission,workloads,rollout,resize,claims,fanout,rollout-modelled", "sections to run")
+	flag.StringVar(&sections, "sections", "memory,api,admission,workloads,rollout,resize,claims,fanout,rollout-modelled,growth", "sections to run")
 	flag.StringVar(&budgets, "budgets", "100/200,2000/2500", "client QPS/burst of tapp-apiserver's controllers, kube-controller-manager and the bare client: sections 3 and 4 run at each, on a cluster each; the first is also the budget of 4b, 4c, 4d and 5")
 	flag.Float64Var(&qps, "controller-qps", 0, "with --controller-burst, a single budget (overrides --budgets)")
 	flag.IntVar(&burst, "controller-burst", 0, "see --controller-qps")
@@ -120,7 +123,7 @@ func Main() int {
 	flag.IntVar(&opts.admissionOps, "admission-ops", 20, "creates per cell through the shipped admission chain (section 1b)")
 	flag.IntVar(&opts.repeats, "repeats", 3, "repeats of the fan-out variants")
 	flag.IntVar(&opts.rounds, "rounds", 3, "rounds of sections 3 and 4: every kind runs this many times, the kinds taking turns, and is reported by its median round")
-	flag.DurationVar(&opts.timeout, "timeout", 60*time.Minute, "bound of the whole run")
+	flag.DurationVar(&opts.timeout, "timeout", 90*time.Minute, "bound of the whole run")
 	flag.StringVar(&opts.command, "command", "", "the command to record (make bench sets it)")
 	var extra string
 	flag.StringVar(&extra, "server-args", "", "extra tapp-apiserver flags for both clusters, comma-separated (diagnostics; recorded in the results)")
@@ -277,6 +280,18 @@ func run(opts options) error {
 			b.fail("workload sections at %s: %v", budget, err)
 		}
 	}
+	if opts.sections["growth"] {
+		cfg := atBudget(primary)
+		cfg.WorkDir = filepath.Join(opts.outDir, "cluster-growth")
+		if err := b.auditCreates(&cfg); err != nil {
+			return err
+		}
+		cfg.Nodes = growthNodes(b.count(growthLarge, 100))
+		b.clusterTag = "growth-" + primary.slug()
+		if err := b.withCluster(ctx, cfg, func(ctx context.Context) error { return b.growthSection(ctx, primary) }); err != nil {
+			b.fail("growth: %v", err)
+		}
+	}
 	if opts.sections["rollout-modelled"] {
 		cost := localcluster.PublishedNodeCost()
 		cfg := atBudget(primary)
@@ -386,8 +401,18 @@ func directConfig(cluster *localcluster.Cluster, base *rest.Config) *rest.Config
 	return c
 }
 
-// setupPaths installs the CRD and returns the three paths (CRD, aggregated, direct) and the direct config.
-func (b *bench) setupPaths(ctx context.Context) ([]apiPath, *crdSchema, *rest.Config, error) {
+// protobufConfig is c speaking protobuf both ways (the generated clientset's watch asks for protobuf
+// frames with it).
+func protobufConfig(c *rest.Config) *rest.Config {
+	c = rest.CopyConfig(c)
+	c.ContentType = "application/vnd.kubernetes.protobuf"
+	c.AcceptContentTypes = "application/vnd.kubernetes.protobuf"
+	return c
+}
+
+// setupPaths installs the CRD and returns the paths (CRD, aggregated, direct, and with withProtobuf the
+// aggregated and direct paths in protobuf) and the direct config.
+func (b *bench) setupPaths(ctx context.Context, withProtobuf bool) ([]apiPath, *crdSchema, *rest.Config, error) {
 	schema, err := tappStructuralSchema()
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("converting the TApp OpenAPI definition: %w", err)
@@ -414,12 +439,24 @@ func (b *bench) setupPaths(ctx context.Context) ([]apiPath, *crdSchema, *rest.Co
 		{name: pathAggregated, client: aggregatedClient.TKEStackAppsV1()},
 		{name: pathDirect, client: directClient.TKEStackAppsV1()},
 	}
+	if withProtobuf {
+		for _, p := range []struct {
+			name string
+			cfg  *rest.Config
+		}{{pathAggregatedProtobuf, b.clientConfig}, {pathDirectProtobuf, direct}} {
+			client, err := versioned.NewForConfig(protobufConfig(p.cfg))
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			paths = append(paths, apiPath{name: p.name, client: client.TKEStackAppsV1()})
+		}
+	}
 	return paths, schema, direct, nil
 }
 
 // apiSections runs sections 2 and 1 (memory first, on fresh servers).
 func (b *bench) apiSections(ctx context.Context) error {
-	paths, schema, direct, err := b.setupPaths(ctx)
+	paths, schema, direct, err := b.setupPaths(ctx, b.opts.sections["api"])
 	if err != nil {
 		return err
 	}
@@ -434,7 +471,7 @@ func (b *bench) apiSections(ctx context.Context) error {
 		api, err := b.runAPIPath(ctx, paths, schema, apiPlan{
 			ops: b.count(2000, 50), pool5Ops: b.count(b.opts.pool5Ops, 50),
 			lists: b.count(b.opts.listOps, 5), listObjects: b.count(1000, 10), listDuration: b.opts.listDuration,
-			warmups: 20, verbs: map[string]bool{"create": true, "get": true, "update": true, "list": true}})
+			warmups: 20, verbs: map[string]bool{"create": true, "get": true, "update": true, "list": true}, storedBytes: true})
 		if err != nil {
 			b.fail("API path: %v", err)
 		}
@@ -445,7 +482,7 @@ func (b *bench) apiSections(ctx context.Context) error {
 
 // admissionSection runs creates through the shipped admission chain (section 1b).
 func (b *bench) admissionSection(ctx context.Context) error {
-	paths, schema, _, err := b.setupPaths(ctx)
+	paths, schema, _, err := b.setupPaths(ctx, false)
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,28 @@ func evaluateTargets(res *Results) []Target {
 			}
 		}
 	}
+	if res.APIPath != nil {
+		for _, path := range []string{pathAggregatedProtobuf, pathDirectProtobuf} {
+			c := findCell(res.APIPath.Cells, path, shapeTutorial, "list", 16)
+			ok := c != nil && c.Errors == 0
+			var vsCRD, vsJSON float64
+			if c != nil {
+				vsCRD, vsJSON = c.ThroughputRatioToCRD, c.ThroughputRatioToJSON
+			}
+			add(fmt.Sprintf("API %s list %s c=16 throughput vs CRD", path, shapeTutorial), "≥ 3.0×", "×", vsCRD, ok && vsCRD > 0, vsCRD >= 3)
+			add(fmt.Sprintf("API %s list %s c=16 throughput vs %s (JSON)", path, shapeTutorial, jsonPathOf(path)), "≥ 1.5×", "×", vsJSON,
+				ok && vsJSON > 0, vsJSON >= 1.5)
+			for _, conc := range []int{1, 16} {
+				w := findCell(res.APIPath.Cells, path, shapeTutorial, "watch", conc)
+				v := 0.0
+				if w != nil {
+					v = w.P50RatioToCRD
+				}
+				add(fmt.Sprintf("API %s watch %s c=%d p50 latency vs CRD", path, shapeTutorial, conc), "≤ 0.5×", "×", v,
+					w != nil && w.Errors == 0 && v > 0, v <= 0.5)
+			}
+		}
+	}
 	if res.Admission != nil {
 		for _, path := range []struct {
 			name string
@@ -59,6 +81,8 @@ func evaluateTargets(res *Results) []Target {
 		v := ratio(float64(m.TAppAPIServer.AfterRSSBytes), float64(m.KubeAPIServer.GrowthRSSBytes))
 		add(fmt.Sprintf("memory: tapp-apiserver RSS with %d TApps / kube-apiserver RSS growth with %d CRs", m.Objects, m.Objects),
 			"≤ 1.0×", "×", v, m.KubeAPIServer.GrowthRSSBytes > 0, v <= 1.0)
+		add(fmt.Sprintf("memory: tapp-apiserver RSS with %d TApps / kube-apiserver RSS growth with %d CRs, no worse than before growth", m.Objects, m.Objects),
+			fmt.Sprintf("≤ %.2f×", memoryRatioBefore), "×", v, m.KubeAPIServer.GrowthRSSBytes > 0, v <= memoryRatioBefore)
 	}
 	for _, budget := range budgetsOf(res) {
 		at := " at " + budget.String()
@@ -112,8 +136,23 @@ func evaluateTargets(res *Results) []Target {
 				len(v.s.Values) > 0, v.s.Median < 10)
 		}
 	}
+	if g := res.Growth; g != nil {
+		for _, f := range g.Figures {
+			add(fmt.Sprintf("growth %d→%d: %s, exponent", f.SmallN, f.LargeN, f.Name), fmt.Sprintf("≤ %.1f", f.ExpectedExponent+growthTolerance), "",
+				f.Exponent, f.Small > 0 && f.Large > 0, f.Exponent <= f.ExpectedExponent+growthTolerance)
+		}
+	}
 	return out
 }
+
+// memoryRatioBefore is section 2's ratio of the run before the growth section (docs/benchmarks.md, "Latest
+// run"): tapp-apiserver's resident set with 10,000 TApps is 0.59 of kube-apiserver's growth with 10,000
+// objects of the CRD; the growth work must not make it worse.
+const memoryRatioBefore = 0.59
+
+// growthTolerance is how far above its expected exponent a figure may measure before it counts as
+// super-linear (the noise of two sizes on a shared machine).
+const growthTolerance = 0.2
 
 func findCell(cells []*APICell, path, shape, verb string, conc int) *APICell {
 	for _, c := range cells {
@@ -297,6 +336,7 @@ func renderMarkdown(res *Results) string {
 			p("\n")
 		}
 	}
+	renderGrowth(&b, res.Growth)
 	p("### Targets\n\n| target | goal | measured | met |\n|---|---|---|---|\n")
 	for _, t := range res.Targets {
 		met := "no"
@@ -317,7 +357,7 @@ func renderMarkdown(res *Results) string {
 					value = fmt.Sprintf("%.3f×", t.Value)
 				}
 			default:
-				value = fmt.Sprintf("%.2f %s", t.Value, t.Unit)
+				value = strings.TrimSpace(fmt.Sprintf("%.2f %s", t.Value, t.Unit))
 			}
 		}
 		p("| %s | %s | %s | %s |\n", t.Name, t.Goal, value, met)
@@ -539,9 +579,24 @@ func coresBusy(cpuSeconds, seconds float64) string {
 
 func renderAPITables(b *strings.Builder, a *APIPathResult) {
 	p := func(format string, args ...interface{}) { fmt.Fprintf(b, format, args...) }
+	protobuf := false
+	for _, c := range a.Cells {
+		if jsonPathOf(c.Path) != "" {
+			protobuf = true
+		}
+	}
 	for _, shape := range []string{shapeTutorial, shapePool5} {
-		p("**%s**: ops/s (p50 / p99 latency in ms), and ratio to the CRD (throughput; for watch, p50 latency)\n\n", shape)
-		p("| verb | c | CRD | aggregated | × CRD | direct | × CRD |\n|---|---|---|---|---|---|---|\n")
+		p("**%s**: ops/s (p50 / p99 latency in ms), and ratio to the CRD (throughput; for watch, p50 latency)", shape)
+		if protobuf {
+			p(" and of protobuf to the same path's JSON; the CRD has no protobuf (kube-apiserver serves custom resources in JSON only), its column is JSON")
+		}
+		p("\n\n")
+		if protobuf {
+			p("| verb | c | CRD | aggregated | × CRD | aggregated protobuf | × CRD | × JSON | direct | × CRD | direct protobuf | × CRD | × JSON |\n")
+			p("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		} else {
+			p("| verb | c | CRD | aggregated | × CRD | direct | × CRD |\n|---|---|---|---|---|---|---|\n")
+		}
 		for _, verb := range []string{"create", verbCreateNewTemplate, "get", "update", "list", "watch"} {
 			for _, conc := range []int{1, 16} {
 				crd := findCell(a.Cells, pathCRD, shape, verb, conc)
@@ -554,7 +609,15 @@ func renderAPITables(b *strings.Builder, a *APIPathResult) {
 				if verb == "list" && crd != nil {
 					label = fmt.Sprintf("list (%d objects)", crd.ObjectsPerList)
 				}
-				p("| %s | %d | %s | %s | %s | %s | %s |\n", label, conc, cellText(crd), cellText(agg), ratioText(agg), cellText(dir), ratioText(dir))
+				if !protobuf {
+					p("| %s | %d | %s | %s | %s | %s | %s |\n", label, conc, cellText(crd), cellText(agg), ratioText(agg), cellText(dir), ratioText(dir))
+					continue
+				}
+				aggPB := findCell(a.Cells, pathAggregatedProtobuf, shape, verb, conc)
+				dirPB := findCell(a.Cells, pathDirectProtobuf, shape, verb, conc)
+				p("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", label, conc, cellText(crd),
+					cellText(agg), ratioText(agg), cellText(aggPB), ratioText(aggPB), jsonRatioText(aggPB),
+					cellText(dir), ratioText(dir), cellText(dirPB), ratioText(dirPB), jsonRatioText(dirPB))
 			}
 		}
 		if c := findCell(a.Cells, pathCRD, shape, "create", 1); c != nil {
@@ -570,6 +633,14 @@ func renderAPITables(b *strings.Builder, a *APIPathResult) {
 		}
 		p("\n")
 	}
+	if len(a.StoredBytes) > 0 {
+		p("**etcd bytes per object** (the direct path's list objects read back from tapp-apiserver's etcd, against the same objects in JSON as `--storage-media-type=application/json` stores them)\n\n")
+		p("| shape | objects | stored (protobuf) | JSON | protobuf / JSON |\n|---|---|---|---|---|\n")
+		for _, s := range a.StoredBytes {
+			p("| %s | %d | %.0f | %.0f | %.2f |\n", s.Shape, s.Objects, s.StoredBytesPerObject, s.JSONBytesPerObject, s.ProtobufToJSON)
+		}
+		p("\n")
+	}
 	var errs []string
 	for _, c := range a.Cells {
 		if c.Errors > 0 {
@@ -579,6 +650,17 @@ func renderAPITables(b *strings.Builder, a *APIPathResult) {
 	if len(errs) > 0 {
 		p("Errors: %s\n\n", strings.Join(errs, "; "))
 	}
+}
+
+// jsonRatioText is a protobuf cell's ratio to the JSON cell of its path (throughput; for watch, p50 latency).
+func jsonRatioText(c *APICell) string {
+	if c == nil {
+		return "–"
+	}
+	if c.Verb == "watch" {
+		return fmt.Sprintf("%.2f", c.P50RatioToJSON)
+	}
+	return fmt.Sprintf("%.2f", c.ThroughputRatioToJSON)
 }
 
 func cellText(c *APICell) string {
@@ -651,4 +733,54 @@ func writesSummary(w map[string]int) (total, conflicts int, parts string) {
 		out = append(out, fmt.Sprintf("%s %d", e.k, e.v))
 	}
 	return total, conflicts, strings.Join(out, ", ")
+}
+
+// renderGrowth writes section 6: the figures at both sizes, their exponents, and the points measured.
+func renderGrowth(b *strings.Builder, g *GrowthResult) {
+	if g == nil {
+		return
+	}
+	p := func(format string, args ...interface{}) { fmt.Fprintf(b, format, args...) }
+	p("### 6. Growth\n\n")
+	p("Each figure at the small and the large size, and its growth exponent log(large/small) / log(size ratio): 1 is linear, 0 constant, above 1 super-linear.\n\n")
+	p("| figure | small | large | exponent | expected |\n|---|---|---|---|---|\n")
+	for _, f := range g.Figures {
+		p("| %s | %s at %d | %s at %d | %.2f | %.0f |\n", f.Name, growthValue(f.Small, f.Unit), f.SmallN, growthValue(f.Large, f.Unit), f.LargeN, f.Exponent, f.ExpectedExponent)
+	}
+	p("\n")
+	if len(g.Instances) > 0 {
+		p("| one TApp: instances | scale-up (s) | in-place roll (s) | status bytes | kube-apiserver writes per instance, up / roll | tapp-apiserver writes, up / roll |\n|---|---|---|---|---|---|\n")
+		for _, i := range g.Instances {
+			p("| %d | %s | %s | %d | %.2f / %.2f | %d / %d |\n", i.Instances, doneText(i.ScaleUpSeconds, i.ScaleUpCompleted), doneText(i.RollSeconds, i.RollCompleted),
+				i.StatusBytes, perInstance(i.ScaleUpKubeAPIWrites, i.Instances), perInstance(i.RollKubeAPIWrites, i.Instances), i.ScaleUpTAppAPIWrites, i.RollTAppAPIWrites)
+		}
+		p("\n")
+	}
+	if len(g.TApps) > 0 {
+		p("| TApps in one server | tapp-apiserver RSS growth | list of all (s) | watchers see an update (s) | restart until the controller has resynced (s), of it the restart |\n|---|---|---|---|---|\n")
+		for _, t := range g.TApps {
+			p("| %d | %s | %.3f | %.3f (%d watchers) | %.2f, %.2f |\n", t.TApps, mib(t.RSSGrowthBytes), t.ListSeconds, t.WatchFanOutSeconds, t.Watchers, t.ResyncSeconds, t.RestartSeconds)
+		}
+		p("\n")
+	}
+}
+
+func growthValue(v float64, unit string) string {
+	switch unit {
+	case "bytes":
+		if v >= 1<<20 {
+			return mib(int64(v))
+		}
+		return fmt.Sprintf("%.0f B", v)
+	case "writes":
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3f %s", v, unit)
+}
+
+func perInstance(total, instances int) float64 {
+	if instances <= 0 {
+		return 0
+	}
+	return round(float64(total)/float64(instances), 2)
 }

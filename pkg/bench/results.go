@@ -34,6 +34,9 @@ type Results struct {
 	FanOut         *FanOutResult       `json:"fanOut,omitempty"`
 	// RolloutModelled is the rollout under a modelled node cost; the figures above are the primary ones.
 	RolloutModelled *ModelledRollout `json:"rolloutModelled,omitempty"`
+	// Growth is section 6: how the figures of one TApp of many instances and of many TApps in one server
+	// grow from the small size to the large one (1,000 and 10,000 at scale 1).
+	Growth *GrowthResult `json:"growth,omitempty"`
 	// Targets are the issue's targets with the measured value and whether each is met.
 	Targets []Target `json:"targets"`
 	// Errors are problems that did not stop the run (a section that failed, a wait that timed out).
@@ -84,6 +87,23 @@ type APIPathResult struct {
 	IntOrStringTypes       []string   `json:"intOrStringTypes"`
 	AtomicLists            []string   `json:"atomicLists"`
 	Cells                  []*APICell `json:"cells"`
+	// StoredBytes is, per shape, the size of the objects of the list cell of the direct path as
+	// tapp-apiserver's etcd holds them, against the same objects in JSON.
+	StoredBytes []*StoredBytes `json:"storedBytes,omitempty"`
+}
+
+// StoredBytes is the size per object of one shape in tapp-apiserver's etcd.
+type StoredBytes struct {
+	Shape   string `json:"shape"`
+	Objects int    `json:"objects"`
+	// StoredBytesPerObject is the mean size of the values read from etcd, in the media type the server
+	// stores (--storage-media-type, protobuf by default).
+	StoredBytesPerObject float64 `json:"storedBytesPerObject"`
+	// JSONBytesPerObject is the mean size of the same objects encoded by the JSON storage codec, what
+	// --storage-media-type=application/json stores.
+	JSONBytesPerObject float64 `json:"jsonBytesPerObject"`
+	// ProtobufToJSON is StoredBytesPerObject / JSONBytesPerObject.
+	ProtobufToJSON float64 `json:"protobufToJSON"`
 }
 
 // APICell is one path × shape × verb × concurrency.
@@ -108,6 +128,10 @@ type APICell struct {
 	ThroughputRatioToCRD float64 `json:"throughputRatioToCRD,omitempty"`
 	P50RatioToCRD        float64 `json:"p50RatioToCRD,omitempty"`
 	P99RatioToCRD        float64 `json:"p99RatioToCRD,omitempty"`
+	// Ratios of a protobuf path's cell to the JSON cell of the same path (aggregated or direct), shape,
+	// verb and concurrency.
+	ThroughputRatioToJSON float64 `json:"throughputRatioToJSON,omitempty"`
+	P50RatioToJSON        float64 `json:"p50RatioToJSON,omitempty"`
 }
 
 // MemoryResult is section 2.
@@ -155,7 +179,9 @@ type WorkloadRun struct {
 	AllCreatedSeconds float64 `json:"allCreatedSeconds,omitempty"`
 	// AllSeenSeconds: until the benchmark's pod watch had shown every pod (scale-up).
 	AllSeenSeconds float64 `json:"allSeenSeconds,omitempty"`
-	PodsPerSecond  float64 `json:"podsPerSecond"`
+	// TAppStatusBytes is the JSON size of the TApp's status once it counts every instance ready (TApp only).
+	TAppStatusBytes int     `json:"tappStatusBytes,omitempty"`
+	PodsPerSecond   float64 `json:"podsPerSecond"`
 	// PodLatencyMs: per pod, from the start to its first Ready (scale-up) or its disappearance (scale-down).
 	PodLatencyMs Latency `json:"podLatencyMs"`
 	// CreatedLatencyMs: per pod, from the start to when the pod watch first showed it (scale-up only).
@@ -332,4 +358,66 @@ type Target struct {
 	Unit     string  `json:"unit"`
 	Met      bool    `json:"met"`
 	Measured bool    `json:"measured"`
+}
+
+// GrowthResult is section 6.
+type GrowthResult struct {
+	// Instances are one TApp scaled up and rolled in place at each size.
+	Instances []GrowthInstances `json:"instances"`
+	// TApps are the TApps of no replicas one server holds at each size.
+	TApps []GrowthTApps `json:"tapps"`
+	// Figures are the figures measured at both sizes with their growth exponents.
+	Figures []GrowthFigure `json:"figures"`
+}
+
+// GrowthInstances is one TApp of Instances instances: 0→Instances until Ready, then an in-place rolling
+// image update, then back to 0 (section 3's run at this size, at the first budget).
+type GrowthInstances struct {
+	Instances        int     `json:"instances"`
+	ScaleUpSeconds   float64 `json:"scaleUpSeconds"`
+	ScaleUpCompleted bool    `json:"scaleUpCompleted"`
+	RollSeconds      float64 `json:"rollSeconds"`
+	RollCompleted    bool    `json:"rollCompleted"`
+	// StatusBytes is the JSON size of the TApp's status with every instance Ready.
+	StatusBytes int `json:"statusBytes"`
+	// The write requests kube-apiserver and tapp-apiserver received during the scale-up and the rolling
+	// update (as section 3 counts them: events, leases and endpoints left out of kube-apiserver's).
+	ScaleUpKubeAPIWrites int `json:"scaleUpKubeAPIWrites"`
+	ScaleUpTAppAPIWrites int `json:"scaleUpTAppAPIWrites"`
+	RollKubeAPIWrites    int `json:"rollKubeAPIWrites"`
+	RollTAppAPIWrites    int `json:"rollTAppAPIWrites"`
+}
+
+// GrowthTApps is tapp-apiserver holding TApps TApps of the tutorial shape with no replicas.
+type GrowthTApps struct {
+	TApps int `json:"tapps"`
+	// RSSGrowthBytes is the resident set of tapp-apiserver restarted with the TApps (its controller synced)
+	// over that of the fresh process before the first TApp (each read after a forced garbage collection).
+	RSSGrowthBytes int64 `json:"rssGrowthBytes"`
+	// ListSeconds is the median of three lists of all of them, directly, in protobuf.
+	ListSeconds float64 `json:"listSeconds"`
+	// WatchFanOutSeconds is the time from the update of one TApp until each of Watchers watches of the
+	// namespace has its event.
+	Watchers           int     `json:"watchers"`
+	WatchFanOutSeconds float64 `json:"watchFanOutSeconds"`
+	// ResyncSeconds is the time from the start of a restart of tapp-apiserver until the new process's TApp
+	// controller has taken every TApp from its queue (workqueue_adds_total and workqueue_depth of
+	// name="tapp"); RestartSeconds is the restart's own part (stop, start, ready through the aggregator).
+	ResyncSeconds  float64 `json:"resyncSeconds"`
+	RestartSeconds float64 `json:"restartSeconds"`
+}
+
+// GrowthFigure is one figure at both sizes.
+type GrowthFigure struct {
+	Name   string  `json:"name"`
+	Unit   string  `json:"unit"`
+	SmallN int     `json:"smallN"`
+	LargeN int     `json:"largeN"`
+	Small  float64 `json:"small"`
+	Large  float64 `json:"large"`
+	// Exponent is log(Large/Small) / log(LargeN/SmallN): 1 linear, 0 constant, above 1 super-linear.
+	Exponent float64 `json:"exponent"`
+	// ExpectedExponent is the growth of a figure that scales as it should: 1 for totals, 0 for what should
+	// not depend on the size (the watch fan-out).
+	ExpectedExponent float64 `json:"expectedExponent"`
 }

@@ -382,11 +382,7 @@ func (b *bench) runWorkloads(ctx context.Context, kinds []string, rollout bool, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	pids := map[string]int{}
-	for _, name := range []string{"tapp-apiserver", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd"} {
-		pids[name] = b.cluster.PID(name)
-	}
-	pids["self"] = 0
+	pids := b.processPIDs()
 	type kindRounds struct {
 		ups, downs []WorkloadRun
 		rolls      []RolloutRun
@@ -468,6 +464,16 @@ func (b *bench) runKind(ctx context.Context, kind string, tappClient versioned.I
 	return up, roll, down, nil
 }
 
+// processPIDs are the cluster's processes whose CPU time sections 3, 4 and 6 read ("self": none).
+func (b *bench) processPIDs() map[string]int {
+	pids := map[string]int{}
+	for _, name := range []string{"tapp-apiserver", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd"} {
+		pids[name] = b.cluster.PID(name)
+	}
+	pids["self"] = 0
+	return pids
+}
+
 func workloadRatios(runs []WorkloadRun) {
 	var sts, limit float64
 	for _, r := range runs {
@@ -488,6 +494,30 @@ const (
 	scaleTimeout   = 6 * time.Minute
 	rolloutTimeout = 8 * time.Minute
 )
+
+// timeoutFor is a scale or rollout timeout for n instances: base up to 2000 instances, and base for every
+// further 2000 (section 6's TApp of 10,000 instances).
+func timeoutFor(base time.Duration, n int) time.Duration {
+	if n <= 2000 {
+		return base
+	}
+	return base * time.Duration((n+1999)/2000)
+}
+
+// statusBytesOf waits (at most 30 s) for the TApp's status to count n ready replicas and returns its size.
+func (w *tappWorkload) statusBytesOf(ctx context.Context, n int) (int, error) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		t, err := w.client.TKEStackAppsV1().TApps(w.namespace).Get(ctx, "bench", metav1.GetOptions{})
+		if err != nil {
+			return 0, err
+		}
+		if int(t.Status.ReadyReplicas) >= n || time.Now().After(deadline) {
+			return statusBytes(t), nil
+		}
+		sleepCtx(ctx, 200*time.Millisecond)
+	}
+}
 
 func (b *bench) runWorkload(ctx context.Context, kind, ns string, w workload, n int, rollout bool, pids map[string]int) (up WorkloadRun, roll *RolloutRun, down WorkloadRun, err error) {
 	up = WorkloadRun{Kind: kind, Replicas: n}
@@ -517,8 +547,8 @@ func (b *bench) runWorkload(ctx context.Context, kind, ns string, w workload, n 
 	start := time.Now()
 	scaleErr := make(chan error, 1)
 	go func() { scaleErr <- w.scale(ctx, int32(n)) }()
-	okCreated, created := tracker.waitFor(ctx, scaleTimeout, func(s trackerSnapshot) bool { return s.live >= n })
-	okReady, ready := tracker.waitFor(ctx, scaleTimeout-time.Since(start), func(s trackerSnapshot) bool { return s.live == n && s.readyOnImage == n })
+	okCreated, created := tracker.waitFor(ctx, timeoutFor(scaleTimeout, n), func(s trackerSnapshot) bool { return s.live >= n })
+	okReady, ready := tracker.waitFor(ctx, timeoutFor(scaleTimeout, n)-time.Since(start), func(s trackerSnapshot) bool { return s.live == n && s.readyOnImage == n })
 	if err := <-scaleErr; err != nil {
 		return up, nil, down, fmt.Errorf("scale up: %w", err)
 	}
@@ -545,7 +575,12 @@ func (b *bench) runWorkload(ctx context.Context, kind, ns string, w workload, n 
 		up.AllCreatedSeconds, up.CreatedLatencyMs.Min/1000, up.CreatedLatencyMs.P50/1000, up.CreatedLatencyMs.P90/1000, up.AllSeenSeconds, stamped.P50/1000, stamped.P90/1000, stamped.Max/1000, up.PodsPerSecond, up.Completed)
 	if !up.Completed {
 		s := tracker.snapshot()
-		return up, nil, down, fmt.Errorf("scale-up did not complete in %s: %d pods, %d ready", scaleTimeout, s.live, s.ready)
+		return up, nil, down, fmt.Errorf("scale-up did not complete in %s: %d pods, %d ready", timeoutFor(scaleTimeout, n), s.live, s.ready)
+	}
+	if t, ok := w.(*tappWorkload); ok {
+		if up.TAppStatusBytes, err = t.statusBytesOf(ctx, n); err != nil {
+			return up, nil, down, fmt.Errorf("reading the TApp's status: %w", err)
+		}
 	}
 
 	if rollout {
@@ -558,7 +593,7 @@ func (b *bench) runWorkload(ctx context.Context, kind, ns string, w workload, n 
 		if err := w.setImage(ctx, imageV2); err != nil {
 			return up, nil, down, fmt.Errorf("rolling update: %w", err)
 		}
-		ok, done := tracker.waitFor(ctx, rolloutTimeout, func(s trackerSnapshot) bool {
+		ok, done := tracker.waitFor(ctx, timeoutFor(rolloutTimeout, n), func(s trackerSnapshot) bool {
 			return s.all == n && s.live == n && s.readyOnImage == n
 		})
 		after := tracker.uids()
@@ -580,7 +615,7 @@ func (b *bench) runWorkload(ctx context.Context, kind, ns string, w workload, n 
 			kind, n, roll.Seconds, recreated, roll.MaxUnavailableObserved, roll.KubeAPIServerCPUMsPerInstance, roll.KubeAPIWritesPerInstance, ok)
 		if !ok {
 			s := tracker.snapshot()
-			return up, roll, down, fmt.Errorf("rolling update did not complete in %s: %d pods, %d ready on the new image", rolloutTimeout, s.all, s.readyOnImage)
+			return up, roll, down, fmt.Errorf("rolling update did not complete in %s: %d pods, %d ready on the new image", timeoutFor(rolloutTimeout, n), s.all, s.readyOnImage)
 		}
 	}
 
@@ -593,7 +628,7 @@ func (b *bench) runWorkload(ctx context.Context, kind, ns string, w workload, n 
 	if err := w.scale(ctx, 0); err != nil {
 		return up, roll, down, fmt.Errorf("scale down: %w", err)
 	}
-	ok, gone := tracker.waitFor(ctx, scaleTimeout, func(s trackerSnapshot) bool { return s.all == 0 })
+	ok, gone := tracker.waitFor(ctx, timeoutFor(scaleTimeout, n), func(s trackerSnapshot) bool { return s.all == 0 })
 	down.Completed = ok
 	down.Seconds = round(gone.Sub(start).Seconds(), 3)
 	down.PodsPerSecond = round(float64(n)/gone.Sub(start).Seconds(), 1)
@@ -602,7 +637,7 @@ func (b *bench) runWorkload(ctx context.Context, kind, ns string, w workload, n 
 	down.KubeAPIWrites, down.TAppAPIWrites = writes(ctx)
 	b.logf("scale-down %-20s %d→0 in %6.2fs, %.1f pods/s, completed=%v", kind, n, down.Seconds, down.PodsPerSecond, ok)
 	if !ok {
-		return up, roll, down, fmt.Errorf("scale-down did not complete in %s: %d pods left", scaleTimeout, tracker.snapshot().all)
+		return up, roll, down, fmt.Errorf("scale-down did not complete in %s: %d pods left", timeoutFor(scaleTimeout, n), tracker.snapshot().all)
 	}
 	return up, roll, down, nil
 }

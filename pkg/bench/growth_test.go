@@ -1,0 +1,142 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+)
+
+func TestGrowthExponent(t *testing.T) {
+	for _, tc := range []struct {
+		small, large   float64
+		nSmall, nLarge int
+		want           float64
+	}{
+		{2, 20, 1000, 10000, 1},     // linear
+		{2, 200, 1000, 10000, 2},    // quadratic
+		{5, 5, 1000, 10000, 0},      // constant
+		{1, 10, 20, 200, 1},         // a scaled run: the sizes' ratio, not 10, is the base
+		{1, 4, 10, 20, 2},           // not a power of ten
+		{10, 31.62, 100, 1000, 0.5}, // square root
+		{0, 5, 1000, 10000, 0},      // not measured
+		{5, 0, 1000, 10000, 0},
+		{1, 2, 1000, 1000, 0}, // one size
+	} {
+		if got := growthExponent(tc.small, tc.large, tc.nSmall, tc.nLarge); got != tc.want {
+			t.Errorf("growthExponent(%v, %v, %d, %d) = %v, want %v", tc.small, tc.large, tc.nSmall, tc.nLarge, got, tc.want)
+		}
+	}
+}
+
+func TestGrowthNodesAndTimeouts(t *testing.T) {
+	for n, want := range map[int]int{20: 3, 1000: 3, 4800: 3, 4801: 4, 10000: 7} {
+		if got := growthNodes(n); got != want {
+			t.Errorf("growthNodes(%d) = %d, want %d", n, got, want)
+		}
+		if got := growthNodes(n); got*2000 < n {
+			t.Errorf("growthNodes(%d) = %d nodes of 2000 pods", n, got)
+		}
+	}
+	for n, want := range map[int]time.Duration{20: 6 * time.Minute, 2000: 6 * time.Minute, 2001: 12 * time.Minute, 10000: 30 * time.Minute} {
+		if got := timeoutFor(scaleTimeout, n); got != want {
+			t.Errorf("timeoutFor(6m, %d) = %s, want %s", n, got, want)
+		}
+	}
+}
+
+func TestStatusBytes(t *testing.T) {
+	small, large := &tkestackv1.TApp{}, &tkestackv1.TApp{}
+	small.Status.Statuses = map[string]tkestackv1.InstanceStatus{"0": "Running"}
+	large.Status.Statuses = map[string]tkestackv1.InstanceStatus{"0": "Running", "1": "Running"}
+	if s, l := statusBytes(small), statusBytes(large); s <= 0 || l-s != len(`,"1":"Running"`) {
+		t.Errorf("status bytes %d and %d: one more instance should add its entry", s, l)
+	}
+}
+
+// growthResults: every one-TApp figure and the memory grow linearly, the list super-linearly, the watch
+// fan-out is constant, the resync grows linearly.
+func growthResults() *Results {
+	g := &GrowthResult{
+		Instances: []GrowthInstances{
+			{Instances: 1000, ScaleUpSeconds: 9, ScaleUpCompleted: true, RollSeconds: 19, RollCompleted: true, StatusBytes: 30000,
+				ScaleUpKubeAPIWrites: 3000, ScaleUpTAppAPIWrites: 80, RollKubeAPIWrites: 4000, RollTAppAPIWrites: 120},
+			{Instances: 10000, ScaleUpSeconds: 90, ScaleUpCompleted: true, RollSeconds: 190, RollCompleted: true, StatusBytes: 300000,
+				ScaleUpKubeAPIWrites: 30000, ScaleUpTAppAPIWrites: 800, RollKubeAPIWrites: 40000, RollTAppAPIWrites: 1200},
+		},
+		TApps: []GrowthTApps{
+			{TApps: 1000, RSSGrowthBytes: 10 << 20, ListSeconds: 0.05, Watchers: 50, WatchFanOutSeconds: 0.01, ResyncSeconds: 1, RestartSeconds: 0.5},
+			{TApps: 10000, RSSGrowthBytes: 100 << 20, ListSeconds: 5, Watchers: 50, WatchFanOutSeconds: 0.01, ResyncSeconds: 10, RestartSeconds: 0.5},
+		},
+	}
+	g.Figures = growthFigures(g)
+	res := &Results{Growth: g}
+	res.Targets = evaluateTargets(res)
+	return res
+}
+
+func TestGrowthFiguresAndTargets(t *testing.T) {
+	res := growthResults()
+	if len(res.Growth.Figures) != 11 {
+		t.Fatalf("%d figures, want 11: %+v", len(res.Growth.Figures), res.Growth.Figures)
+	}
+	want := map[string]float64{
+		"one TApp: scale-up time":                          1,
+		"one TApp: status size":                            1,
+		"one TApp: kube-apiserver writes, scale-up":        1,
+		"TApps: tapp-apiserver RSS growth":                 1,
+		"TApps: list of all":                               2,
+		"TApps: 50 watchers see an update":                 0,
+		"TApps: restart until the controller has resynced": 1,
+	}
+	for _, f := range res.Growth.Figures {
+		if e, ok := want[f.Name]; ok && f.Exponent != e {
+			t.Errorf("%s: exponent %v, want %v", f.Name, f.Exponent, e)
+		}
+		delete(want, f.Name)
+	}
+	if len(want) > 0 {
+		t.Errorf("figures missing: %v", want)
+	}
+	met := map[string]bool{}
+	for _, target := range res.Targets {
+		met[target.Name] = target.Met
+	}
+	for name, m := range map[string]bool{
+		"growth 1000→10000: one TApp: scale-up time, exponent":                true,
+		"growth 1000→10000: TApps: list of all, exponent":                     false,
+		"growth 1000→10000: TApps: 50 watchers see an update, exponent":       true,
+		"growth 1000→10000: TApps: tapp-apiserver RSS growth, exponent":       true,
+		"growth 1000→10000: one TApp: in-place rolling update time, exponent": true,
+	} {
+		if got, ok := met[name]; !ok || got != m {
+			t.Errorf("target %q: present %v, met %v, want met %v", name, ok, got, m)
+		}
+	}
+}
+
+func TestGrowthFiguresNeedBothSizes(t *testing.T) {
+	g := &GrowthResult{Instances: []GrowthInstances{{Instances: 1000, ScaleUpSeconds: 9}}}
+	if f := growthFigures(g); len(f) != 0 {
+		t.Errorf("one size gave figures: %+v", f)
+	}
+}
+
+func TestRenderGrowth(t *testing.T) {
+	md := renderMarkdown(growthResults())
+	for _, s := range []string{
+		"### 6. Growth",
+		"| one TApp: scale-up time | 9.000 s at 1000 | 90.000 s at 10000 | 1.00 | 1 |",
+		"| TApps: list of all | 0.050 s at 1000 | 5.000 s at 10000 | 2.00 | 1 |",
+		"| TApps: tapp-apiserver RSS growth | 10.0MiB at 1000 | 100.0MiB at 10000 | 1.00 | 1 |",
+		"| one TApp: status size | 30000 B at 1000 | 300000 B at 10000 | 1.00 | 1 |",
+		"| 10000 | 90.00 | 190.00 | 300000 | 3.00 / 4.00 | 800 / 1200 |",
+		"| 1000 | 10.0MiB | 0.050 | 0.010 (50 watchers) | 1.00, 0.50 |",
+		"| growth 1000→10000: TApps: list of all, exponent | ≤ 1.2 |",
+	} {
+		if !strings.Contains(md, s) {
+			t.Errorf("results.md has no %q:\n%s", s, md)
+		}
+	}
+}
