@@ -105,7 +105,7 @@ func heapInuseAfterGC(ctx context.Context, cfg *rest.Config) (int64, error) {
 	get := func(path string) (string, error) {
 		ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
-		body, err := client.Discovery().RESTClient().Get().AbsPath(path).DoRaw(ctx)
+		body, err := client.Discovery().RESTClient().Get().RequestURI(path).DoRaw(ctx)
 		if err != nil {
 			return "", fmt.Errorf("GET %s: %w", path, err)
 		}

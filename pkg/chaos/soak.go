@@ -102,7 +102,7 @@ func newServerProbe(cluster Cluster, admin *rest.Config) (*serverProbe, error) {
 }
 
 func (p *serverProbe) get(ctx context.Context, path string) (string, error) {
-	body, err := p.rest.Get().AbsPath(path).DoRaw(ctx)
+	body, err := p.rest.Get().RequestURI(path).DoRaw(ctx)
 	if err != nil {
 		return "", fmt.Errorf("GET %s: %w", path, err)
 	}
