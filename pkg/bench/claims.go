@@ -438,14 +438,7 @@ func (b *bench) runClaimKind(ctx context.Context, k claimKind, n int, pids map[s
 	run.MaxUnavailableObserved = pods.snapshot().maxUnavailable
 	s := claims.snapshot()
 	run.ClaimsExpanded, run.MaxClaimsResizing = s.done, claims.maxResizing
-	for uid, restarts := range after {
-		if r0, kept := before[uid]; kept {
-			run.PodsKept++
-			run.ContainerRestarts += int(restarts - r0)
-		} else {
-			run.PodsRecreated++
-		}
-	}
+	run.PodsKept, run.ContainerRestarts, run.PodsRecreated = comparePods(before, after)
 	meter.finish(ctx, &run.RollRun)
 	if actionsErr == nil && k.kind == kindTApp {
 		if after, err := controllerActionCounts(ctx, direct); err == nil {

@@ -205,6 +205,20 @@ func (t *podTracker) uids() map[types.UID]bool {
 }
 
 // restartCounts are the restartCount of the first container of every pod not being deleted.
+// comparePods compares two restartCounts snapshots: the pods of after that were in before (kept), their
+// container restarts since, and the pods of after that were not (recreated).
+func comparePods(before, after map[types.UID]int32) (kept, restarts, recreated int) {
+	for uid, n := range after {
+		if n0, ok := before[uid]; ok {
+			kept++
+			restarts += int(n - n0)
+		} else {
+			recreated++
+		}
+	}
+	return kept, restarts, recreated
+}
+
 func (t *podTracker) restartCounts() map[types.UID]int32 {
 	t.mu.Lock()
 	defer t.mu.Unlock()

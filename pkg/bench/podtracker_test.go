@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"k8s.io/apimachinery/pkg/types"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,5 +34,13 @@ func TestResourcesKey(t *testing.T) {
 	}
 	if got, want := resourcesKey(requirements("10m", "16Mi", "100m", "64Mi")), "requests cpu 10m memory 16Mi, limits cpu 100m memory 64Mi"; got != want {
 		t.Errorf("resourcesKey = %q, want %q", got, want)
+	}
+}
+
+func TestComparePods(t *testing.T) {
+	before := map[types.UID]int32{"a": 0, "b": 2, "gone": 1}
+	after := map[types.UID]int32{"a": 1, "b": 2, "new": 0}
+	if kept, restarts, recreated := comparePods(before, after); kept != 2 || restarts != 1 || recreated != 1 {
+		t.Errorf("comparePods = kept %d, restarts %d, recreated %d; want 2, 1, 1", kept, restarts, recreated)
 	}
 }

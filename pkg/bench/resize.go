@@ -161,14 +161,7 @@ func (b *bench) runResizeWorkload(ctx context.Context, kind, ns string, w resiza
 		},
 		ResourcesBefore: resourcesKey(v1), ResourcesAfter: resourcesKey(v2),
 	}
-	for uid, restarts := range after {
-		if r0, kept := before[uid]; kept {
-			run.PodsKept++
-			run.ContainerRestarts += int(restarts - r0)
-		} else {
-			run.PodsRecreated++
-		}
-	}
+	run.PodsKept, run.ContainerRestarts, run.PodsRecreated = comparePods(before, after)
 	meter.finish(ctx, &run.RollRun)
 	b.logf("resize     %-20s %d instances in %6.2fs, kept %d (restarts %d), recreated %d, kube-apiserver %.2f CPU ms and %.2f writes per instance, completed=%v",
 		kind, n, run.Seconds, run.PodsKept, run.ContainerRestarts, run.PodsRecreated, run.KubeAPIServerCPUMsPerInstance, run.KubeAPIWritesPerInstance, ok)
