@@ -1,11 +1,11 @@
 package bench
 
 import (
-	"k8s.io/apimachinery/pkg/types"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func TestResourcesKey(t *testing.T) {
