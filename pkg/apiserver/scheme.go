@@ -12,9 +12,7 @@ import (
 	scaleautoscalingv1 "k8s.io/client-go/scale/scheme/autoscalingv1"
 
 	openyurtinstall "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/install"
-	openyurtv1alpha1 "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 	tkestackinstall "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/install"
-	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 )
 
 var (
@@ -22,8 +20,6 @@ var (
 	Scheme = runtime.NewScheme()
 	// Codecs encodes and decodes the types of Scheme.
 	Codecs = serializer.NewCodecFactory(Scheme)
-	// StorageVersions are the versions objects are stored in, one per group.
-	StorageVersions = schema.GroupVersions{tkestackv1.SchemeGroupVersion, openyurtv1alpha1.SchemeGroupVersion}
 )
 
 func init() {
@@ -45,7 +41,7 @@ func init() {
 }
 
 // StorageCodec encodes objects for the store in mediaType (--storage-media-type), in their group's storage
-// version. It decodes every media type the server ever stored (JSON, YAML, protobuf: the universal
+// version (StorageVersions). It decodes every media type the server ever stored (JSON, YAML, protobuf: the universal
 // deserializer recognises each by its first bytes), so a store written in another media type is read as it is
 // and each object is rewritten in mediaType on its next write.
 func StorageCodec(mediaType string) (runtime.Codec, error) {

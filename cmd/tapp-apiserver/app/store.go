@@ -40,7 +40,11 @@ const (
 // newRecommendedOptions returns k8s.io/apiserver's options with the server's storage defaults: objects are
 // stored in protobuf (--storage-media-type; NewConfig sets the storage codec from it).
 func newRecommendedOptions() *genericoptions.RecommendedOptions {
-	o := genericoptions.NewRecommendedOptions(etcdPrefix, apiserver.Codecs.LegacyCodec(apiserver.StorageVersions...))
+	codec, err := apiserver.StorageCodec(runtime.ContentTypeJSON)
+	if err != nil {
+		panic(err) // the scheme's serializers always include JSON
+	}
+	o := genericoptions.NewRecommendedOptions(etcdPrefix, codec)
 	o.Etcd.StorageConfig.EncodeVersioner = apiserver.StorageVersions
 	o.Etcd.DefaultStorageMediaType = runtime.ContentTypeProtobuf
 	return o
