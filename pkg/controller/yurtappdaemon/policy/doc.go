@@ -38,6 +38,11 @@
 //     yurt-app-manager's <yad>-<pool>-<random> workloads keep their names and are not recreated), at most
 //     one per pool (the oldest) and only for a pool without a child; a child whose pods the selector no
 //     longer matches is released (Releases) and, if it holds a child's name, is a conflict from then on;
+//   - an adopted child whose pod template is the original controller's rendering of the current template
+//     (OriginalPodTemplate, recognised by content with RunsOriginalRendering, as the TApp controller
+//     judges tkestack/tapp's pods) keeps that pod template: only its metadata records the current revision
+//     (AdoptedTemplateAnnotation), so a migration replaces no pod; the pod template is rendered again when
+//     the template, the pool's taints or the containers change;
 //   - two children for one pool: the oldest is kept, the others deleted; a workload that holds a wanted
 //     name but is not ours is reported as a Conflict and never touched;
 //   - the template's nodeSelector and affinity are kept, the pool pinning (apps.openyurt.io/nodepool) is

@@ -335,6 +335,11 @@ func (plan *Plan) addCreatesAndUpdates(yad *v1alpha1.YurtAppDaemon, selected []*
 			continue
 		}
 		if c := kept[p.Name]; c != nil {
+			if u := recordOriginal(yad, p, c, desired, plan.Revision); u != nil {
+				updates[p.Name] = true
+				plan.Updates = append(plan.Updates, *u)
+				continue
+			}
 			if reasons := updateReasons(c, desired, p, plan.Revision); len(reasons) > 0 {
 				updates[p.Name] = true
 				plan.Updates = append(plan.Updates, buildUpdate(p.Name, c, desired, reasons))
@@ -395,7 +400,8 @@ func render(yad *v1alpha1.YurtAppDaemon, kind v1alpha1.TemplateType, pool *v1alp
 
 func updateReasons(live, desired *child, pool *v1alpha1.NodePool, revision string) []UpdateReason {
 	var out []UpdateReason
-	if live.meta.Labels[RevisionHashLabel] != revision || live.pod.Labels[RevisionHashLabel] != revision {
+	podAtRevision := live.pod.Labels[RevisionHashLabel] == revision || live.meta.Annotations[AdoptedTemplateAnnotation] == revision
+	if live.meta.Labels[RevisionHashLabel] != revision || !podAtRevision {
 		out = append(out, UpdateRevision)
 	}
 	placed := live.meta.Annotations[PlacementHashAnnotation] == desired.meta.Annotations[PlacementHashAnnotation] &&
@@ -437,9 +443,15 @@ func sameImages(a, b []corev1.Container) bool {
 
 func buildUpdate(pool string, live, desired *child, reasons []UpdateReason) Update {
 	u := Update{Pool: pool, Kind: live.kind, Name: live.meta.Name, UID: live.meta.UID, Reasons: reasons}
+	// A pod template recorded as the original's rendering is kept while only replicas or metadata change;
+	// otherwise it is replaced by the rendered one, and the record goes.
+	keepTemplate := keepsAdoptedTemplate(live, desired.meta.Labels[RevisionHashLabel], reasons)
 	overlay := func(meta *metav1.ObjectMeta) {
 		meta.Labels = overlayMap(meta.Labels, desired.meta.Labels)
 		meta.Annotations = overlayMap(meta.Annotations, desired.meta.Annotations)
+		if !keepTemplate {
+			delete(meta.Annotations, AdoptedTemplateAnnotation)
+		}
 	}
 	if live.deployment != nil {
 		d := live.deployment.DeepCopy()
@@ -448,6 +460,9 @@ func buildUpdate(pool string, live, desired *child, reasons []UpdateReason) Upda
 		spec.Selector = d.Spec.Selector
 		if spec.Replicas == nil {
 			spec.Replicas = d.Spec.Replicas
+		}
+		if keepTemplate {
+			spec.Template = d.Spec.Template
 		}
 		d.Spec = *spec
 		u.Deployment = d
@@ -462,6 +477,9 @@ func buildUpdate(pool string, live, desired *child, reasons []UpdateReason) Upda
 	spec.VolumeClaimTemplates = s.Spec.VolumeClaimTemplates
 	if spec.Replicas == nil {
 		spec.Replicas = s.Spec.Replicas
+	}
+	if keepTemplate {
+		spec.Template = s.Spec.Template
 	}
 	s.Spec = *spec
 	u.StatefulSet = s
