@@ -57,11 +57,16 @@ func (m *Migrator) checkOriginalsStopped(ctx context.Context, originals []string
 			if !isOriginalDeployment(d, original) || d.Status.ReadyReplicas == 0 {
 				continue
 			}
+			fix := fmt.Sprintf("stop it with `kubectl -n %s scale deployment %s --replicas=0`, wait until its pods are gone, "+
+				"and run migrate again (--force skips this check)", d.Namespace, d.Name)
+			if original == yurtManagerName {
+				fix += "; it also runs OpenYurt's other controllers: docs/migrate.md says how to run it again afterwards " +
+					"without its NodePool, YurtAppSet and YurtAppDaemon controllers"
+			}
 			problems = append(problems, Problem{
 				Object: fmt.Sprintf("Deployment %s/%s", d.Namespace, d.Name),
 				Reason: fmt.Sprintf("the original controller %s still runs (%d ready replicas)", original, d.Status.ReadyReplicas),
-				Fix: fmt.Sprintf("stop it with `kubectl -n %s scale deployment %s --replicas=0`, wait until its pods are gone, "+
-					"and run migrate again (--force skips this check)", d.Namespace, d.Name),
+				Fix:    fix,
 			})
 		}
 		locks, err := m.leaderLocks(ctx, original)
@@ -91,9 +96,10 @@ func (m *Migrator) checkOriginalsStopped(ctx context.Context, originals []string
 }
 
 // isOriginalDeployment recognises the Deployment of an original by its name (tapp-controller; the Helm
-// chart's yurt-app-manager, possibly prefixed by the release name) or by its image.
+// charts' yurt-app-manager and yurt-manager, possibly prefixed by the release name), by the Helm chart's
+// label app.kubernetes.io/name, or by its image.
 func isOriginalDeployment(d *appsv1.Deployment, original string) bool {
-	if d.Name == original || strings.HasSuffix(d.Name, "-"+original) {
+	if d.Name == original || strings.HasSuffix(d.Name, "-"+original) || d.Labels["app.kubernetes.io/name"] == original {
 		return true
 	}
 	for _, c := range d.Spec.Template.Spec.Containers {
@@ -171,59 +177,105 @@ func annotatedLock(kind string, meta metav1.ObjectMeta, name string) (leaderLock
 	return lock, true
 }
 
+// webhookEdit is a webhook configuration of an original that also serves other API groups (yurt-manager's):
+// only the webhooks Names, which intercept the migrated kinds and target only the originals' groups, are
+// removed from it. Object is the configuration as it was, for the backup.
+type webhookEdit struct {
+	Object *unstructured.Unstructured
+	Names  []string
+}
+
 // originalWebhooks finds the webhook configurations that intercept the migrated kinds. A configuration
-// whose webhooks all target only the originals' groups belongs to an original and is removed; any other
+// whose webhooks all target only the originals' groups belongs to an original and is removed; in one of
+// yurt-manager's (its webhooks call yurt-manager-webhook-service), which also serves Deployments, Nodes,
+// Pods and other OpenYurt groups, only the webhooks that intercept the migrated kinds are removed. Any other
 // one is a problem the user has to solve, since its webhook would keep intercepting (and, with the
 // original gone, failing) the requests this server then serves.
-func (m *Migrator) originalWebhooks(ctx context.Context, migrating []kind) ([]*unstructured.Unstructured, Problems, error) {
+func (m *Migrator) originalWebhooks(ctx context.Context, migrating []kind) ([]*unstructured.Unstructured, []webhookEdit, Problems, error) {
 	type config struct {
 		kind     string
 		meta     metav1.ObjectMeta
 		webhooks map[string][]admissionregistrationv1.RuleWithOperations
+		services map[string]string
 		object   runtime.Object
+	}
+	serviceName := func(c admissionregistrationv1.WebhookClientConfig) string {
+		if c.Service == nil {
+			return ""
+		}
+		return c.Service.Name
 	}
 	var configs []config
 	validating, err := m.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, nil, fmt.Errorf("listing ValidatingWebhookConfigurations: %w; migrate needs a cluster admin kubeconfig", err)
+		return nil, nil, nil, fmt.Errorf("listing ValidatingWebhookConfigurations: %w; migrate needs a cluster admin kubeconfig", err)
 	}
 	for i := range validating.Items {
 		c := &validating.Items[i]
 		hooks := map[string][]admissionregistrationv1.RuleWithOperations{}
+		services := map[string]string{}
 		for _, w := range c.Webhooks {
 			hooks[w.Name] = w.Rules
+			services[w.Name] = serviceName(w.ClientConfig)
 		}
-		configs = append(configs, config{"ValidatingWebhookConfiguration", c.ObjectMeta, hooks, c})
+		configs = append(configs, config{"ValidatingWebhookConfiguration", c.ObjectMeta, hooks, services, c})
 	}
 	mutating, err := m.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, nil, fmt.Errorf("listing MutatingWebhookConfigurations: %w; migrate needs a cluster admin kubeconfig", err)
+		return nil, nil, nil, fmt.Errorf("listing MutatingWebhookConfigurations: %w; migrate needs a cluster admin kubeconfig", err)
 	}
 	for i := range mutating.Items {
 		c := &mutating.Items[i]
 		hooks := map[string][]admissionregistrationv1.RuleWithOperations{}
+		services := map[string]string{}
 		for _, w := range c.Webhooks {
 			hooks[w.Name] = w.Rules
+			services[w.Name] = serviceName(w.ClientConfig)
 		}
-		configs = append(configs, config{"MutatingWebhookConfiguration", c.ObjectMeta, hooks, c})
+		configs = append(configs, config{"MutatingWebhookConfiguration", c.ObjectMeta, hooks, services, c})
 	}
 
+	toUnstructured := func(c config) (*unstructured.Unstructured, error) {
+		data, err := runtime.DefaultUnstructuredConverter.ToUnstructured(c.object)
+		if err != nil {
+			return nil, err
+		}
+		u := &unstructured.Unstructured{Object: data}
+		u.SetAPIVersion("admissionregistration.k8s.io/v1")
+		u.SetKind(c.kind)
+		return u, nil
+	}
 	var remove []*unstructured.Unstructured
+	var edits []webhookEdit
 	var problems Problems
 	for _, c := range configs {
 		matching := sets.New[string]()
-		own := true
+		matchingHooks := sets.New[string]()
+		own, ownMatching, yurtManager := true, true, false
 		for name, rules := range c.webhooks {
 			for _, rule := range rules {
 				for _, k := range migrating {
 					if ruleMatches(rule, k.Group, k.Resource) {
 						matching.Insert(name + " (" + k.Resource + "." + k.Group + ")")
+						matchingHooks.Insert(name)
 					}
 				}
 			}
 			own = own && ownGroups(rules)
+			yurtManager = yurtManager || c.services[name] == yurtManagerWebhookService
+		}
+		for name := range matchingHooks {
+			ownMatching = ownMatching && ownGroups(c.webhooks[name])
 		}
 		if matching.Len() == 0 {
+			continue
+		}
+		if !own && yurtManager && ownMatching {
+			u, err := toUnstructured(c)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			edits = append(edits, webhookEdit{Object: u, Names: sets.List(matchingHooks)})
 			continue
 		}
 		if !own {
@@ -236,17 +288,15 @@ func (m *Migrator) originalWebhooks(ctx context.Context, migrating []kind) ([]*u
 			})
 			continue
 		}
-		data, err := runtime.DefaultUnstructuredConverter.ToUnstructured(c.object)
+		u, err := toUnstructured(c)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		u := &unstructured.Unstructured{Object: data}
-		u.SetAPIVersion("admissionregistration.k8s.io/v1")
-		u.SetKind(c.kind)
 		remove = append(remove, u)
 	}
 	sort.Slice(remove, func(i, j int) bool { return objectKey(remove[i]) < objectKey(remove[j]) })
-	return remove, problems, nil
+	sort.Slice(edits, func(i, j int) bool { return objectKey(edits[i].Object) < objectKey(edits[j].Object) })
+	return remove, edits, problems, nil
 }
 
 // checkSharedVersions reports CRDs of other kinds in a group-version that the APIService file registers:

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apiserver"
 )
@@ -81,7 +83,9 @@ type state struct {
 	// crds are the CRDs of migrating kinds that still exist, by kind; served are the objects they serve.
 	crds   map[string]*unstructured.Unstructured
 	served map[string][]*unstructured.Unstructured
-	hooks  []*unstructured.Unstructured
+	// hooks are removed whole; hookEdits lose only the webhooks that intercept the migrated kinds.
+	hooks     []*unstructured.Unstructured
+	hookEdits []webhookEdit
 }
 
 // Run migrates, or with DryRun prints what it would do.
@@ -207,8 +211,10 @@ func (m *Migrator) check(ctx context.Context, s *state) error {
 			var originals []string
 			for kindName := range s.crds {
 				k, _ := kindOf(groupOf(s.crds[kindName]), kindName)
-				if o := originalOf(k.Group); !slices.Contains(originals, o) {
-					originals = append(originals, o)
+				for _, o := range originalsOf(k.Group) {
+					if !slices.Contains(originals, o) {
+						originals = append(originals, o)
+					}
 				}
 			}
 			sort.Strings(originals)
@@ -227,11 +233,11 @@ func (m *Migrator) check(ctx context.Context, s *state) error {
 			}
 		}
 	}
-	hooks, hookProblems, err := m.originalWebhooks(ctx, s.migrating)
+	hooks, edits, hookProblems, err := m.originalWebhooks(ctx, s.migrating)
 	if err != nil {
 		return err
 	}
-	s.hooks = hooks
+	s.hooks, s.hookEdits = hooks, edits
 	problems = append(problems, hookProblems...)
 
 	// The objects the CRDs serve now replace what an earlier run backed up.
@@ -261,19 +267,30 @@ func (m *Migrator) check(ctx context.Context, s *state) error {
 		if s.crds[e.Object.GetKind()] == nil {
 			fix = "fix it in the backup file " + s.backupPath + " and run migrate again"
 		}
-		version := e.Object.GroupVersionKind().Version
-		if !apiserver.Scheme.Recognizes(e.Object.GroupVersionKind()) {
-			problems = append(problems, Problem{Object: e.key(), Reason: fmt.Sprintf("it is stored as %s, which tapp-apiserver does not serve", e.Object.GetAPIVersion()),
-				Fix: "leave the APIServices of " + e.Object.GroupVersionKind().Group + " out of the file so that its CRD keeps serving it " +
-					"(see Coexistence in docs/install.md)"})
+		obj, err := restoreForm(e, s.registered)
+		if err != nil {
+			problems = append(problems, Problem{Object: e.key(), Reason: err.Error(), Fix: "install a tapp-apiserver that serves NodePool " +
+				"apps.openyurt.io/v1beta2, register v1beta2.apps.openyurt.io in the file and run migrate again; or set those fields " +
+				"back to their defaults (`kubectl edit nodepool " + e.Object.GetName() + "` while its CRD serves it)"})
 			continue
 		}
-		if !slices.Contains(s.registered[e.Object.GroupVersionKind().Group], version) {
-			problems = append(problems, Problem{Object: e.key(), Reason: fmt.Sprintf("it is stored as %s, which the APIService file does not register", e.Object.GetAPIVersion()),
-				Fix: "add the APIService " + version + "." + e.Object.GroupVersionKind().Group + " to the file"})
+		gvk := obj.GroupVersionKind()
+		if !apiserver.Scheme.Recognizes(gvk) {
+			fix := "leave the APIServices of " + gvk.Group + " out of the file so that its CRD keeps serving it " +
+				"(see Coexistence in docs/install.md)"
+			if gvk.Kind == "YurtAppSet" {
+				fix = "install a tapp-apiserver that serves YurtAppSets (apps.openyurt.io/v1beta1) and run migrate again, or " + fix
+			}
+			problems = append(problems, Problem{Object: e.key(), Reason: fmt.Sprintf("it is stored as %s, which this tapp-apiserver does not serve", obj.GetAPIVersion()),
+				Fix: fix})
 			continue
 		}
-		errs, err := validateForCreate(restoreObject(e))
+		if !slices.Contains(s.registered[gvk.Group], gvk.Version) {
+			problems = append(problems, Problem{Object: e.key(), Reason: fmt.Sprintf("it is restored as %s, which the APIService file does not register", obj.GetAPIVersion()),
+				Fix: "add the APIService " + gvk.Version + "." + gvk.Group + " to the file"})
+			continue
+		}
+		errs, err := validateForCreate(obj)
 		if err != nil {
 			problems = append(problems, Problem{Object: e.key(), Reason: err.Error(), Fix: fix})
 			continue
@@ -378,6 +395,9 @@ func (m *Migrator) printPlan(s *state) {
 	for _, h := range s.hooks {
 		m.printf("  remove %s (an original's webhooks)", objectKey(h))
 	}
+	for _, edit := range s.hookEdits {
+		m.printf("  remove the webhooks %s from %s (yurt-manager's; its other webhooks stay)", strings.Join(edit.Names, ", "), objectKey(edit.Object))
+	}
 	for _, k := range s.migrating {
 		for _, obj := range s.served[k.Kind] {
 			e := s.backup.entry(k, obj.GetNamespace(), obj.GetName())
@@ -398,10 +418,14 @@ func (m *Migrator) printPlan(s *state) {
 	}
 	for _, e := range s.backup.Entries {
 		if _, ok := s.registered[e.Object.GroupVersionKind().Group]; ok {
+			apiVersion := e.Object.GetAPIVersion()
+			if obj, err := restoreForm(e, s.registered); err == nil {
+				apiVersion = obj.GetAPIVersion()
+			}
 			if len(e.Dependents) == 0 {
-				m.printf("  create %s (%s)", e.key(), e.Object.GetAPIVersion())
+				m.printf("  create %s (%s)", e.key(), apiVersion)
 			} else {
-				m.printf("  create %s (%s) and wait until it has adopted %s", e.key(), e.Object.GetAPIVersion(), describeDependents(e.Dependents))
+				m.printf("  create %s (%s) and wait until it has adopted %s", e.key(), apiVersion, describeDependents(e.Dependents))
 			}
 		}
 	}
@@ -424,7 +448,11 @@ func (m *Migrator) writeBackup(ctx context.Context, s *state) error {
 		delete(c.Object, "status")
 		s.backup.CRDs = putUnique(s.backup.CRDs, c)
 	}
-	for _, h := range s.hooks {
+	hooks := append([]*unstructured.Unstructured{}, s.hooks...)
+	for _, edit := range s.hookEdits {
+		hooks = append(hooks, edit.Object)
+	}
+	for _, h := range hooks {
 		c := h.DeepCopy()
 		c.SetUID("")
 		c.SetCreationTimestamp(metav1.Time{})
@@ -464,7 +492,52 @@ func (m *Migrator) removeWebhooks(ctx context.Context, s *state) error {
 		}
 		m.printf("removed %s", objectKey(h))
 	}
+	for _, edit := range s.hookEdits {
+		if err := m.removeWebhooksFrom(ctx, edit); err != nil {
+			return fmt.Errorf("%s: removing the webhooks %s: %w; run migrate again", objectKey(edit.Object), strings.Join(edit.Names, ", "), err)
+		}
+		m.printf("removed the webhooks %s from %s", strings.Join(edit.Names, ", "), objectKey(edit.Object))
+	}
 	return nil
+}
+
+// removeWebhooksFrom removes the webhooks edit.Names from a configuration, keeping its other webhooks.
+func (m *Migrator) removeWebhooksFrom(ctx context.Context, edit webhookEdit) error {
+	name := edit.Object.GetName()
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if edit.Object.GetKind() == "ValidatingWebhookConfiguration" {
+			client := m.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+			cur, err := client.Get(ctx, name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			kept := slices.DeleteFunc(slices.Clone(cur.Webhooks), func(w admissionregistrationv1.ValidatingWebhook) bool { return slices.Contains(edit.Names, w.Name) })
+			if len(kept) == len(cur.Webhooks) {
+				return nil
+			}
+			cur.Webhooks = kept
+			_, err = client.Update(ctx, cur, metav1.UpdateOptions{FieldManager: fieldManager})
+			return err
+		}
+		client := m.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations()
+		cur, err := client.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		kept := slices.DeleteFunc(slices.Clone(cur.Webhooks), func(w admissionregistrationv1.MutatingWebhook) bool { return slices.Contains(edit.Names, w.Name) })
+		if len(kept) == len(cur.Webhooks) {
+			return nil
+		}
+		cur.Webhooks = kept
+		_, err = client.Update(ctx, cur, metav1.UpdateOptions{FieldManager: fieldManager})
+		return err
+	})
 }
 
 // pastRemovedWebhooks makes the call and repeats it, until the timeout, while it fails because an API
@@ -474,7 +547,7 @@ func (m *Migrator) pastRemovedWebhooks(ctx context.Context, s *state, call func(
 	var result error
 	err := m.waitUntil(ctx, func(context.Context) (bool, error) {
 		result = call()
-		if callsRemovedWebhook(result, s.hooks) {
+		if callsRemovedWebhook(result, removedWebhookNames(s)) {
 			return false, result
 		}
 		return true, nil
@@ -485,20 +558,33 @@ func (m *Migrator) pastRemovedWebhooks(ctx context.Context, s *state, call func(
 	return result
 }
 
-// callsRemovedWebhook reports whether err is a server's failure to call one of the removed configurations'
-// webhooks.
-func callsRemovedWebhook(err error, removed []*unstructured.Unstructured) bool {
-	if err == nil || !apierrors.IsInternalError(err) {
-		return false
-	}
-	for _, h := range removed {
+// removedWebhookNames are the names of the webhooks migrate removes: those of the removed configurations,
+// and those removed from yurt-manager's.
+func removedWebhookNames(s *state) []string {
+	var names []string
+	for _, h := range s.hooks {
 		hooks, _, _ := unstructured.NestedSlice(h.Object, "webhooks")
 		for _, hook := range hooks {
 			fields, _ := hook.(map[string]interface{})
-			name, _, _ := unstructured.NestedString(fields, "name")
-			if name != "" && strings.Contains(err.Error(), fmt.Sprintf("failed calling webhook %q", name)) {
-				return true
+			if name, _, _ := unstructured.NestedString(fields, "name"); name != "" {
+				names = append(names, name)
 			}
+		}
+	}
+	for _, edit := range s.hookEdits {
+		names = append(names, edit.Names...)
+	}
+	return names
+}
+
+// callsRemovedWebhook reports whether err is a server's failure to call one of the removed webhooks.
+func callsRemovedWebhook(err error, removed []string) bool {
+	if err == nil || !apierrors.IsInternalError(err) {
+		return false
+	}
+	for _, name := range removed {
+		if strings.Contains(err.Error(), fmt.Sprintf("failed calling webhook %q", name)) {
+			return true
 		}
 	}
 	return false
@@ -721,7 +807,7 @@ func (m *Migrator) registerAPIServices(ctx context.Context, s *state) error {
 	}
 	for _, k := range s.migrating {
 		for _, version := range s.registered[k.Group] {
-			if version != "v1alpha1" && k.Kind == "YurtAppDaemon" {
+			if !slices.Contains(k.Versions, version) || !apiserver.Scheme.Recognizes(k.gvr(version).GroupVersion().WithKind(k.Kind)) {
 				continue
 			}
 			err := m.waitUntil(ctx, func(ctx context.Context) (bool, error) {
@@ -752,9 +838,12 @@ func (m *Migrator) restoreObjects(ctx context.Context, s *state) error {
 		if _, ok := s.registered[k.Group]; !ok {
 			continue
 		}
-		obj := restoreObject(e)
+		obj, err := restoreForm(e, s.registered)
+		if err != nil {
+			return fmt.Errorf("%s: %w; run migrate again after the check it fails", e.key(), err)
+		}
 		res := m.resource(k, obj.GroupVersionKind().Version, obj.GetNamespace())
-		err := m.pastRemovedWebhooks(ctx, s, func() error {
+		err = m.pastRemovedWebhooks(ctx, s, func() error {
 			_, err := res.Create(ctx, obj, metav1.CreateOptions{FieldManager: fieldManager})
 			return err
 		})

@@ -128,6 +128,7 @@ func newDynamic(objects ...runtime.Object) *dynamicfake.FakeDynamicClient {
 		{Group: openyurtGroup, Version: "v1beta1", Resource: "nodepools"}:       "NodePoolList",
 		{Group: openyurtGroup, Version: "v1beta2", Resource: "nodepools"}:       "NodePoolList",
 		{Group: openyurtGroup, Version: "v1alpha1", Resource: "yurtappdaemons"}: "YurtAppDaemonList",
+		{Group: openyurtGroup, Version: "v1beta1", Resource: "yurtappsets"}:     "YurtAppSetList",
 	}, objects...)
 }
 
@@ -457,12 +458,12 @@ func TestWebhooks(t *testing.T) {
 		&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "unrelated"},
 			Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: "pods.example.io", Rules: rule("")}}},
 	})
-	remove, problems, err := f.m.originalWebhooks(context.Background(), []kind{kinds[2]})
+	remove, edits, problems, err := f.m.originalWebhooks(context.Background(), []kind{tappKind(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(remove) != 1 || objectKey(remove[0]) != "ValidatingWebhookConfiguration tapp-admission" {
-		t.Errorf("remove = %v", remove)
+	if len(remove) != 1 || objectKey(remove[0]) != "ValidatingWebhookConfiguration tapp-admission" || len(edits) != 0 {
+		t.Errorf("remove = %v, edits = %v", remove, edits)
 	}
 	if len(problems) != 1 || problems[0].Object != "MutatingWebhookConfiguration policy" || !strings.Contains(problems[0].Fix, "kubectl edit mutatingwebhookconfiguration policy") {
 		t.Errorf("problems = %v", problems)
@@ -505,7 +506,8 @@ func equalJSON(a, b interface{}) bool {
 }
 
 func TestRefusesVersionsTheServerDoesNotServe(t *testing.T) {
-	// OpenYurt's current CRD stores NodePools as v1beta2, which this server does not serve.
+	// OpenYurt v1.7's CRD stores NodePools as v1beta2; one whose v1beta2 fields v1beta1 cannot hold is
+	// refused while this server does not serve v1beta2 (or the file does not register it).
 	crd := mustUnstructured(t, `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: nodepools.apps.openyurt.io}
@@ -518,7 +520,7 @@ spec:
 	pool := mustUnstructured(t, `apiVersion: apps.openyurt.io/v1beta2
 kind: NodePool
 metadata: {name: hangzhou, uid: pool-uid}
-spec: {type: Edge}
+spec: {type: Edge, enableLeaderElection: true, leaderReplicas: 3}
 `)
 	f := newFixture(t, nil, crd, pool)
 	file := strings.ReplaceAll(apiServiceFile, "v1.apps.tkestack.io", "v1beta1.apps.openyurt.io")
@@ -527,7 +529,8 @@ spec: {type: Edge}
 		t.Fatal(err)
 	}
 	err := f.m.Run(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "NodePool hangzhou: it is stored as apps.openyurt.io/v1beta2, which tapp-apiserver does not serve") {
+	if err == nil || !strings.Contains(err.Error(), "NodePool hangzhou: it is stored as apps.openyurt.io/v1beta2, which this tapp-apiserver does not serve, "+
+		"and spec.enableLeaderElection=true, spec.leaderReplicas=3 cannot be held by apps.openyurt.io/v1beta1") {
 		t.Fatalf("err = %v", err)
 	}
 	if m := f.mutations(); len(m) > 0 {
@@ -697,4 +700,12 @@ func TestWaitsUntilTheServersForgetTheRemovedWebhooks(t *testing.T) {
 			}
 		})
 	}
+}
+
+func tappKind(t *testing.T) kind {
+	k, ok := kindOf(tkestackGroup, "TApp")
+	if !ok {
+		t.Fatal("no TApp kind")
+	}
+	return k
 }

@@ -49,7 +49,11 @@ func (m *Migrator) awaitAdoption(ctx context.Context, s *state) error {
 			if outcomes[i] != nil && outcomes[i].done() {
 				continue
 			}
-			o, err := m.observeOutcome(ctx, e)
+			version := e.Object.GroupVersionKind().Version
+			if obj, err := restoreForm(e, s.registered); err == nil {
+				version = obj.GroupVersionKind().Version
+			}
+			o, err := m.observeOutcome(ctx, e, version)
 			switch {
 			case err != nil && deadlineError(ctx, err):
 				// The wait is over: keep what was last seen.
@@ -81,9 +85,9 @@ func (m *Migrator) awaitAdoption(ctx context.Context, s *state) error {
 }
 
 // observeOutcome compares the dependents recorded in the backup with what the cluster holds now.
-func (m *Migrator) observeOutcome(ctx context.Context, e *Entry) (*outcome, error) {
+func (m *Migrator) observeOutcome(ctx context.Context, e *Entry, version string) (*outcome, error) {
 	k := e.kind()
-	cur, err := m.resource(k, e.Object.GroupVersionKind().Version, e.Object.GetNamespace()).Get(ctx, e.Object.GetName(), metav1.GetOptions{})
+	cur, err := m.resource(k, version, e.Object.GetNamespace()).Get(ctx, e.Object.GetName(), metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("reading it: %w", err)
 	}
@@ -131,7 +135,7 @@ func (m *Migrator) observeOutcome(ctx context.Context, e *Entry) (*outcome, erro
 		o.nodes, _, _ = unstructured.NestedStringSlice(cur.Object, "status", "nodes")
 	}
 	// NodePool has no observedGeneration: its status is a count of nodes, right at any time.
-	if generation, observed := cur.GetGeneration(), observedGeneration(cur); k.Kind == "YurtAppDaemon" && observed < generation {
+	if generation, observed := cur.GetGeneration(), observedGeneration(cur); k.Kind != "NodePool" && k.Kind != "TApp" && observed < generation {
 		o.waiting = fmt.Sprintf("status.observedGeneration %d < generation %d", observed, generation)
 	}
 	return o, nil

@@ -14,6 +14,8 @@ type kind struct {
 	// Dependents are the kinds its controller creates and owns: their ownerReferences are removed by the
 	// garbage collector when the object is deleted with orphan propagation, and the new object adopts them.
 	Dependents []string
+	// Versions are the versions tapp-apiserver can serve the kind in (when this build knows the kind).
+	Versions []string
 }
 
 // crdName is the name of the CustomResourceDefinition that served the kind.
@@ -28,13 +30,17 @@ const (
 	openyurtGroup = "apps.openyurt.io"
 )
 
-// kinds are in restore order: NodePools before the YurtAppDaemons that select them.
+// kinds are in restore order: NodePools before the YurtAppDaemons and YurtAppSets that select them.
+// YurtAppSet (OpenYurt v1.5+, apps.openyurt.io/v1beta1) is handled without its Go types: it is moved only
+// when this build serves it (apiserver.Scheme recognises it), and refused otherwise.
 var kinds = []kind{
-	{Group: openyurtGroup, Resource: "nodepools", Kind: "NodePool"},
+	{Group: openyurtGroup, Resource: "nodepools", Kind: "NodePool", Versions: []string{"v1alpha1", "v1beta1", "v1beta2"}},
 	{Group: openyurtGroup, Resource: "yurtappdaemons", Kind: "YurtAppDaemon", Namespaced: true,
-		Dependents: []string{"Deployment", "StatefulSet"}},
+		Dependents: []string{"Deployment", "StatefulSet"}, Versions: []string{"v1alpha1"}},
+	{Group: openyurtGroup, Resource: "yurtappsets", Kind: "YurtAppSet", Namespaced: true,
+		Dependents: []string{"Deployment", "StatefulSet"}, Versions: []string{"v1beta1"}},
 	{Group: tkestackGroup, Resource: "tapps", Kind: "TApp", Namespaced: true,
-		Dependents: []string{"Pod", "PersistentVolumeClaim"}},
+		Dependents: []string{"Pod", "PersistentVolumeClaim"}, Versions: []string{"v1"}},
 }
 
 func kindOf(group, k string) (kind, bool) {
@@ -60,16 +66,24 @@ const (
 	// a release prefix), a Lease named yurt-app-manager, webhook configurations of the chart or of
 	// kustomize.
 	yurtAppManagerName = "yurt-app-manager"
+	// openyurtio/openyurt's yurt-manager (OpenYurt v1.3+, which took over yurt-app-manager's controllers):
+	// Deployment yurt-manager of the chart charts/yurt-manager (labels app.kubernetes.io/name=yurt-manager),
+	// a Lease named yurt-manager, the webhook configurations yurt-manager-mutating-webhook-configuration
+	// and yurt-manager-validating-webhook-configuration (whose webhooks also serve other API groups), and
+	// the NodePool CRD's conversion webhook, all behind the Service yurt-manager-webhook-service.
+	yurtManagerName = "yurt-manager"
+	// yurtManagerWebhookService is the Service of yurt-manager's webhooks.
+	yurtManagerWebhookService = "yurt-manager-webhook-service"
 	// leaderAnnotation holds the leader election record of Endpoints and ConfigMap locks.
 	leaderAnnotation = "control-plane.alpha.kubernetes.io/leader"
 )
 
-// originalOf names the original controller of a group.
-func originalOf(group string) string {
+// originalsOf names the original controllers of a group.
+func originalsOf(group string) []string {
 	if group == tkestackGroup {
-		return tappControllerName
+		return []string{tappControllerName}
 	}
-	return yurtAppManagerName
+	return []string{yurtAppManagerName, yurtManagerName}
 }
 
 // ruleMatches reports whether a webhook rule intercepts requests for resource of group.
