@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -385,6 +386,9 @@ spec:
 	if _, err := c.kube.AppsV1().Deployments(ns).Create(ctx, deployment, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The pool's node, so that the Deployment's pod runs.
+	c.labelPoolNode(t, ctx, 0, "hangzhou")
+	c.waitAppPodsReady(t, ctx, ns, "app=edge", 1)
 
 	// The originals' webhook configurations, registered by their controllers (failurePolicy Fail).
 	fail := admissionregistrationv1.Fail
@@ -424,7 +428,7 @@ type snapshot struct {
 func (c *migrationCluster) snapshot(t *testing.T, ctx context.Context, ns string) snapshot {
 	t.Helper()
 	s := snapshot{uids: map[string]types.UID{}, restarts: map[string]int32{}, rvs: map[string]string{}}
-	pods, err := c.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+	pods, err := c.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app in (web, edge)"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,7 +477,7 @@ func TestMigrate(t *testing.T) {
 	ctx := testContext(t, 15*time.Minute)
 	ns := c.installOriginals(t, ctx)
 	before := c.snapshot(t, ctx, ns)
-	if len(before.uids) != 7 || before.uids["pod/web-2"] == "" || before.uids["pvc/data-web-2"] == "" {
+	if len(before.uids) != 8 || before.uids["pod/web-2"] == "" || before.uids["pvc/data-web-2"] == "" {
 		t.Fatalf("the original installation is incomplete: %v", before.uids)
 	}
 
@@ -584,6 +588,10 @@ func TestMigrate(t *testing.T) {
 		"created TApp shop/web on tapp-apiserver", "created NodePool hangzhou on tapp-apiserver", "created YurtAppDaemon shop/edge on tapp-apiserver",
 		"TApp shop/web: 6/6 pods and claims adopted with their UIDs", "0 replaced, 0 gone, 0 conflicts",
 		"YurtAppDaemon shop/edge: 1/1 workloads adopted with their UIDs")
+
+	// The YurtAppDaemon recognises the original's rendering of its template in the adopted Deployment and
+	// records its revision there without touching the pod template: the pod keeps running.
+	c.waitAdoptedTemplateRecorded(t, ctx, ns, 1)
 
 	// Every pod and claim is the same object, controlled by the new TApp; no container restarted.
 	tapp, err := c.dyn.Resource(tappsV1).Namespace(ns).Get(ctx, "web", metav1.GetOptions{})
@@ -711,6 +719,24 @@ func TestMigrate(t *testing.T) {
 		return err
 	})
 
+	// A later change of the YurtAppDaemon's template rolls its pods.
+	edgePods := func() ([]corev1.Pod, error) {
+		list, err := c.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=edge"})
+		return list.Items, err
+	}
+	c.mustKubectl(t, "", "-n", ns, "patch", "yurtappdaemon", "edge", "--type=json",
+		"-p", `[{"op":"replace","path":"/spec/workloadTemplate/deploymentTemplate/spec/template/spec/containers/0/image","value":"busybox:1.37"}]`)
+	pollUntil(t, 2*ctrlTimeout, "the template change replaces the YurtAppDaemon's pod", func() error {
+		pods, err := edgePods()
+		if err != nil {
+			return err
+		}
+		if len(pods) != 1 || pods[0].UID == before.uids["pod/"+pods[0].Name] || pods[0].Spec.Containers[0].Image != "busybox:1.37" || !podReady(&pods[0]) {
+			return fmt.Errorf("%d edge pods: %v", len(pods), describePodList(pods))
+		}
+		return nil
+	})
+
 	// The backup file reads as a kubectl List (the way back to the CRDs starts from it).
 	data, err := os.ReadFile(backup)
 	if err != nil {
@@ -739,4 +765,81 @@ func (c *migrationCluster) dumpState(t *testing.T, ns string) {
 		out, err := c.kubectl(t, "", args...)
 		t.Logf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
+}
+
+// labelPoolNode puts the index-th node of the cluster into pool, as OpenYurt's node webhook or yurtadm leave
+// it (the apps.openyurt.io/nodepool label), and returns the node's name.
+func (c *migrationCluster) labelPoolNode(t *testing.T, ctx context.Context, index int, pool string) string {
+	t.Helper()
+	nodes, err := c.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range nodes.Items {
+		names = append(names, n.Name)
+	}
+	sort.Strings(names)
+	if index >= len(names) {
+		t.Fatalf("no node %d among %v", index, names)
+	}
+	c.mustKubectl(t, "", "label", "node", names[index], "apps.openyurt.io/nodepool="+pool, "--overwrite")
+	return names[index]
+}
+
+// waitAppPodsReady waits until n pods match selector, all Ready.
+func (c *migrationCluster) waitAppPodsReady(t *testing.T, ctx context.Context, ns, selector string, n int) {
+	t.Helper()
+	pollUntil(t, 2*time.Minute, fmt.Sprintf("%d Ready pods %s", n, selector), func() error {
+		pods, err := c.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return err
+		}
+		ready := 0
+		for i := range pods.Items {
+			if podReady(&pods.Items[i]) {
+				ready++
+			}
+		}
+		if len(pods.Items) != n || ready != n {
+			return fmt.Errorf("%d pods, %d Ready: %v", len(pods.Items), ready, describePodList(pods.Items))
+		}
+		return nil
+	})
+}
+
+// waitAdoptedTemplateRecorded waits until n Deployments of ns carry the YurtAppDaemon's record that their pod
+// template is the original's rendering of its current revision, and have rolled out that generation.
+func (c *migrationCluster) waitAdoptedTemplateRecorded(t *testing.T, ctx context.Context, ns string, n int) {
+	t.Helper()
+	pollUntil(t, ctrlTimeout, "the adopted Deployments record the revision", func() error {
+		list, err := c.kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		recorded := 0
+		for _, d := range list.Items {
+			revision := d.Annotations["apps.openyurt.io/adopted-template-revision"]
+			if revision != "" && revision == d.Labels["apps.openyurt.io/controller-revision-hash"] && d.Status.ObservedGeneration == d.Generation {
+				recorded++
+			}
+		}
+		if recorded != n {
+			return fmt.Errorf("%d of %d Deployments recorded", recorded, len(list.Items))
+		}
+		return nil
+	})
+}
+
+func describePodList(pods []corev1.Pod) string {
+	var out []string
+	for i := range pods {
+		p := &pods[i]
+		image := ""
+		if len(p.Spec.Containers) > 0 {
+			image = p.Spec.Containers[0].Image
+		}
+		out = append(out, fmt.Sprintf("%s(uid %s, %s, %s, ready %v)", p.Name, p.UID, image, p.Status.Phase, podReady(p)))
+	}
+	return strings.Join(out, ", ")
 }

@@ -1,0 +1,377 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+)
+
+var (
+	poolsV1b2 = schema.GroupVersionResource{Group: "apps.openyurt.io", Version: "v1beta2", Resource: "nodepools"}
+)
+
+// openYurtV17Pool is a NodePool as OpenYurt v1.7 stores it (v1beta2, with what its defaulting writes), its
+// attributes already on its node (yurt-manager's NodePool controller synced them).
+func openYurtV17Pool(name string, taint bool) string {
+	taints := "[]"
+	if taint {
+		taints = "[{key: edge.example.com/isolated, value: \"true\", effect: NoSchedule}]"
+	}
+	return fmt.Sprintf(`apiVersion: apps.openyurt.io/v1beta2
+kind: NodePool
+metadata:
+  name: %[1]s
+  labels: {region: %[1]s, nodepool.openyurt.io/type: edge}
+spec:
+  type: Edge
+  hostNetwork: false
+  interConnectivity: false
+  labels: {topology.example.com/zone: %[1]s}
+  taints: %[2]s
+  leaderElectionStrategy: random
+  leaderReplicas: 1
+  poolScopeMetadata:
+  - {group: "", version: v1, resource: services}
+  - {group: discovery.k8s.io, version: v1, resource: endpointslices}
+`, name, taints)
+}
+
+// openYurtV17YAD is a YurtAppDaemon as yurt-manager (v1.6, whose webhook defaulted it) stored it: the pod
+// template carries the core defaults and imagePullPolicy Always (the original's defaulting quirk).
+const openYurtV17YAD = `apiVersion: apps.openyurt.io/v1alpha1
+kind: YurtAppDaemon
+metadata:
+  name: edge
+spec:
+  revisionHistoryLimit: 10
+  selector: {matchLabels: {app: edge}}
+  nodepoolSelector: {matchLabels: {nodepool.openyurt.io/type: edge}}
+  workloadTemplate:
+    deploymentTemplate:
+      metadata: {labels: {app: edge}}
+      spec:
+        replicas: 1
+        selector: {matchLabels: {app: edge}}
+        template:
+          metadata: {labels: {app: edge}}
+          spec:
+            restartPolicy: Always
+            dnsPolicy: ClusterFirst
+            schedulerName: default-scheduler
+            terminationGracePeriodSeconds: 30
+            securityContext: {}
+            containers:
+            - name: edge
+              image: "busybox:1.36"
+              imagePullPolicy: Always
+              terminationMessagePath: /dev/termination-log
+              terminationMessagePolicy: File
+`
+
+// installOpenYurtV17 creates what a cluster running OpenYurt v1.7 holds for the kinds tapp-apiserver takes
+// over, and returns the namespace of the workloads and the names of the pools' nodes.
+func (c *migrationCluster) installOpenYurtV17(t *testing.T, ctx context.Context, withYurtAppSet bool) (string, map[string]string) {
+	t.Helper()
+	crds, err := os.ReadFile(repoPath("test", "e2e", "testdata", "migrate", "openyurt-v1.7-crds.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mustKubectl(t, string(crds), "apply", "-f", "-")
+	c.mustKubectl(t, "", "wait", "--for=condition=Established", "--timeout=60s",
+		"crd/nodepools.apps.openyurt.io", "crd/yurtappsets.apps.openyurt.io", "crd/yurtappdaemons.apps.openyurt.io")
+	pollUntil(t, time.Minute, "the CRDs are served", func() error {
+		_, err := c.dyn.Resource(poolsV1b2).List(ctx, metav1.ListOptions{})
+		return err
+	})
+
+	// yurt-manager as its chart deploys it, and the Service of its webhooks. The Service selects no pod
+	// here: the stand-in does not answer webhook calls, and an endpoint that does not answer would hold
+	// every Node and Deployment write (failurePolicy Ignore) for the webhook timeout.
+	chartLabels := map[string]string{"app.kubernetes.io/name": "yurt-manager", "app.kubernetes.io/instance": "yurt-manager"}
+	manager := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "yurt-manager", Namespace: "kube-system", Labels: map[string]string{
+			"helm.sh/chart": "yurt-manager-1.7.0", "app.kubernetes.io/name": "yurt-manager", "app.kubernetes.io/instance": "yurt-manager",
+			"app.kubernetes.io/version": "v1.7.0", "app.kubernetes.io/managed-by": "Helm"}},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: chartLabels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: chartLabels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "yurt-manager", Image: "openyurt/yurt-manager:v1.7.0",
+					Command: []string{"/usr/local/bin/yurt-manager"}, Args: []string{"--enable-leader-election=true", "--working-namespace=kube-system"}}}},
+			},
+		},
+	}
+	if _, err := c.kube.AppsV1().Deployments("kube-system").Create(ctx, manager, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.kube.CoreV1().Services("kube-system").Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "yurt-manager-webhook-service", Namespace: "kube-system"},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 443}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Two pools, each with one node that carries the pool's label, labels and taint as yurt-manager left them.
+	nodes := map[string]string{}
+	for i, pool := range []string{"hangzhou", "shanghai"} {
+		taint := pool == "hangzhou"
+		c.mustKubectl(t, openYurtV17Pool(pool, taint), "create", "-f", "-")
+		node := c.labelPoolNode(t, ctx, i, pool)
+		nodes[pool] = node
+		c.mustKubectl(t, "", "label", "node", node, "topology.example.com/zone="+pool, "--overwrite")
+		if taint {
+			c.mustKubectl(t, "", "taint", "node", node, "edge.example.com/isolated=true:NoSchedule", "--overwrite")
+		}
+	}
+
+	ns := "edge-apps"
+	c.mustKubectl(t, "", "create", "namespace", ns)
+	pollUntil(t, time.Minute, "the default ServiceAccount of "+ns, func() error {
+		_, err := c.kubectl(t, "", "get", "serviceaccount", "default", "-n", ns)
+		return err
+	})
+	c.mustKubectl(t, openYurtV17YAD, "create", "-n", ns, "-f", "-")
+	yad, err := c.dyn.Resource(yadsV1a1).Namespace(ns).Get(ctx, "edge", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Deployments yurt-manager rendered for the pools: generated names, the template's and the
+	// selector's labels plus pool-name and its revision, the ref-nodepool annotation, the pool pinning as
+	// the whole nodeSelector, an Exists toleration for each pool taint.
+	revision := "edge-" + decimalHash(yad.Object["spec"])[:9]
+	for pool := range nodes {
+		labels := map[string]string{"app": "edge", "apps.openyurt.io/pool-name": pool, "apps.openyurt.io/controller-revision-hash": revision}
+		var tolerations []corev1.Toleration
+		if pool == "hangzhou" {
+			tolerations = []corev1.Toleration{{Key: "edge.example.com/isolated", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+		}
+		d := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "edge-" + pool + "-", Namespace: ns, Labels: labels,
+				Annotations: map[string]string{"apps.openyurt.io/ref-nodepool": pool},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps.openyurt.io/v1alpha1", Kind: "YurtAppDaemon", Name: "edge",
+					UID: yad.GetUID(), Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: ptr.To[int32](1),
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "edge", "apps.openyurt.io/pool-name": pool}},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec: corev1.PodSpec{
+						NodeSelector: map[string]string{"apps.openyurt.io/nodepool": pool},
+						Tolerations:  tolerations,
+						Containers:   []corev1.Container{{Name: "edge", Image: "busybox:1.36", ImagePullPolicy: corev1.PullAlways}},
+					},
+				},
+			},
+		}
+		if _, err := c.kube.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.waitAppPodsReady(t, ctx, ns, "app=edge", 2)
+
+	if withYurtAppSet {
+		c.mustKubectl(t, `apiVersion: apps.openyurt.io/v1beta1
+kind: YurtAppSet
+metadata: {name: web}
+spec:
+  revisionHistoryLimit: 10
+  pools: [shanghai]
+  workload:
+    workloadTemplate:
+      deploymentTemplate:
+        metadata: {labels: {app: web}}
+        spec:
+          replicas: 1
+          selector: {matchLabels: {app: web}}
+          template:
+            metadata: {labels: {app: web}}
+            spec: {containers: [{name: web, image: "nginx:1.25"}]}
+`, "create", "-n", ns, "-f", "-")
+	}
+
+	// yurt-manager's webhook configurations, as its chart registers them (the webhooks that concern the
+	// moved kinds, and some of those that stay).
+	fail, ignore := admissionregistrationv1.Fail, admissionregistrationv1.Ignore
+	none := admissionregistrationv1.SideEffectClassNone
+	client := func(path string) admissionregistrationv1.WebhookClientConfig {
+		return admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
+			Namespace: "kube-system", Name: "yurt-manager-webhook-service", Path: &path}}
+	}
+	rules := func(group, version, resource string, ops ...admissionregistrationv1.OperationType) []admissionregistrationv1.RuleWithOperations {
+		return []admissionregistrationv1.RuleWithOperations{{Operations: ops,
+			Rule: admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: []string{version}, Resources: []string{resource}}}}
+	}
+	create, update, del := admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete
+	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "yurt-manager-mutating-webhook-configuration"},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{
+			{Name: "mutate.apps.v1.deployment", ClientConfig: client("/mutate-apps-v1-deployment"), FailurePolicy: &ignore, SideEffects: &none,
+				AdmissionReviewVersions: []string{"v1"}, Rules: rules("apps", "v1", "deployments", create, update)},
+			{Name: "m.v1beta1.nodepool.kb.io", ClientConfig: client("/mutate-apps-openyurt-io-v1beta1-nodepool"), FailurePolicy: &fail, SideEffects: &none,
+				AdmissionReviewVersions: []string{"v1", "v1beta1"}, Rules: rules("apps.openyurt.io", "v1beta1", "nodepools", create)},
+			{Name: "mutate.apps.v1alpha1.yurtappdaemon.openyurt.io", ClientConfig: client("/mutate-apps-openyurt-io-v1alpha1-yurtappdaemon"), FailurePolicy: &fail,
+				SideEffects: &none, AdmissionReviewVersions: []string{"v1", "v1beta1"}, Rules: rules("apps.openyurt.io", "v1alpha1", "yurtappdaemons", create, update)},
+			{Name: "myurtappset.kb.io", ClientConfig: client("/mutate-apps-openyurt-io-v1beta1-yurtappset"), FailurePolicy: &fail, SideEffects: &none,
+				AdmissionReviewVersions: []string{"v1", "v1beta1"}, Rules: rules("apps.openyurt.io", "v1beta1", "yurtappsets", create, update)},
+		},
+	}
+	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "yurt-manager-validating-webhook-configuration"},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{
+			{Name: "validate.core.v1.node.openyurt.io", ClientConfig: client("/validate-core-openyurt-io-v1-node"), FailurePolicy: &ignore, SideEffects: &none,
+				AdmissionReviewVersions: []string{"v1"}, Rules: rules("", "v1", "nodes", update)},
+			{Name: "v.v1beta1.nodepool.kb.io", ClientConfig: client("/validate-apps-openyurt-io-v1beta1-nodepool"), FailurePolicy: &fail, SideEffects: &none,
+				AdmissionReviewVersions: []string{"v1", "v1beta1"}, Rules: rules("apps.openyurt.io", "v1beta1", "nodepools", create, update, del)},
+			{Name: "validate.apps.v1alpha1.yurtappdaemon.openyurt.io", ClientConfig: client("/validate-apps-openyurt-io-v1alpha1-yurtappdaemon"), FailurePolicy: &fail,
+				SideEffects: &none, AdmissionReviewVersions: []string{"v1", "v1beta1"}, Rules: rules("apps.openyurt.io", "v1alpha1", "yurtappdaemons", create, update)},
+			{Name: "vyurtappset.kb.io", ClientConfig: client("/validate-apps-openyurt-io-v1beta1-yurtappset"), FailurePolicy: &fail, SideEffects: &none,
+				AdmissionReviewVersions: []string{"v1", "v1beta1"}, Rules: rules("apps.openyurt.io", "v1beta1", "yurtappsets", create, update)},
+		},
+	}
+	if _, err := c.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, mutating, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, validating, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return ns, nodes
+}
+
+// nodeState is what a node carries that a pool sets: its labels and taints.
+func (c *migrationCluster) nodeState(t *testing.T, ctx context.Context, names map[string]string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, name := range names {
+		node, err := c.kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var taints []string
+		for _, taint := range node.Spec.Taints {
+			taints = append(taints, taint.ToString())
+		}
+		slices.Sort(taints)
+		out[name] = fmt.Sprintf("labels %v taints %v", node.Labels, taints)
+	}
+	return out
+}
+
+// TestMigrateOpenYurtV17 moves an OpenYurt v1.7 installation (NodePools stored as v1beta2 behind
+// yurt-manager's conversion webhook, the YurtAppSet and YurtAppDaemon CRDs, yurt-manager's webhooks, and the
+// per-pool Deployments yurt-manager rendered for a YurtAppDaemon) onto tapp-apiserver: refused while
+// yurt-manager runs, then done once it is scaled to 0, with every Deployment and pod keeping its UID and
+// restart count, and the nodes' labels and taints unchanged.
+func TestMigrateOpenYurtV17(t *testing.T) {
+	t.Parallel()
+	// Whether this build serves YurtAppSets: the shared cluster's tapp-apiserver says it.
+	resources, err := kubeClient.Discovery().ServerResourcesForGroupVersion("apps.openyurt.io/v1beta1")
+	yasServed := err == nil && slices.ContainsFunc(resources.APIResources, func(r metav1.APIResource) bool { return r.Name == "yurtappsets" })
+
+	c := startMigrationCluster(t)
+	ctx := testContext(t, 10*time.Minute)
+	ns, nodes := c.installOpenYurtV17(t, ctx, !yasServed)
+	before := c.snapshot(t, ctx, ns)
+	if len(before.uids) != 4 {
+		t.Fatalf("the installation is incomplete: %v", before.uids)
+	}
+	nodesBefore := c.nodeState(t, ctx, nodes)
+
+	manifest, err := c.APIServiceManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiServices := filepath.Join(c.dir, "apiservices.yaml")
+	if err := os.WriteFile(apiServices, manifest, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--apiservice-file=" + apiServices, "--backup-file=" + filepath.Join(c.dir, "backup.yaml"), "--timeout=2m"}
+
+	// yurt-manager runs: refused, with how to stop it; nothing changed.
+	c.waitAppPodsReady(t, ctx, "kube-system", "app.kubernetes.io/name=yurt-manager", 1)
+	out, err := c.migrate(t, args...)
+	if err == nil {
+		t.Fatal("migrate went on while yurt-manager runs")
+	}
+	requireContains(t, "migrate's refusal", out, "Deployment kube-system/yurt-manager: the original controller yurt-manager still runs",
+		"kubectl -n kube-system scale deployment yurt-manager --replicas=0")
+	if !yasServed {
+		// This tapp-apiserver does not serve YurtAppSets: the YurtAppSet stops the migration too.
+		requireContains(t, "migrate's refusal", out, "YurtAppSet "+ns+"/web: it is stored as apps.openyurt.io/v1beta1, which this tapp-apiserver does not serve")
+		c.mustKubectl(t, "", "-n", ns, "delete", "yurtappsets.apps.openyurt.io", "web")
+	}
+	if _, err := c.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "yurt-manager-mutating-webhook-configuration", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the refused run changed yurt-manager's webhooks: %v", err)
+	}
+
+	c.mustKubectl(t, "", "-n", "kube-system", "scale", "deployment", "yurt-manager", "--replicas=0")
+	c.waitAppPodsReady(t, ctx, "kube-system", "app.kubernetes.io/name=yurt-manager", 0)
+	out, err = c.migrate(t, args...)
+	if err != nil {
+		c.dumpState(t, ns)
+		t.Fatalf("migrate failed: %v", err)
+	}
+	requireContains(t, "migrate", out,
+		"removed the webhooks m.v1beta1.nodepool.kb.io, mutate.apps.v1alpha1.yurtappdaemon.openyurt.io, myurtappset.kb.io from MutatingWebhookConfiguration yurt-manager-mutating-webhook-configuration",
+		"deleted CustomResourceDefinition nodepools.apps.openyurt.io", "deleted CustomResourceDefinition yurtappsets.apps.openyurt.io",
+		"created NodePool hangzhou on tapp-apiserver", "created YurtAppDaemon "+ns+"/edge on tapp-apiserver",
+		"YurtAppDaemon "+ns+"/edge: 2/2 workloads adopted with their UIDs, 0 replaced, 0 gone, 0 conflicts")
+
+	// yurt-manager's other webhooks stay.
+	mutating, err := c.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "yurt-manager-mutating-webhook-configuration", metav1.GetOptions{})
+	if err != nil || len(mutating.Webhooks) != 1 || mutating.Webhooks[0].Name != "mutate.apps.v1.deployment" {
+		t.Errorf("yurt-manager's mutating webhooks after the migration: %v (%v)", mutating, err)
+	}
+
+	// The YurtAppDaemon keeps the pod templates yurt-manager rendered: no pod replaced or restarted.
+	c.waitAdoptedTemplateRecorded(t, ctx, ns, 2)
+	after := c.snapshot(t, ctx, ns)
+	for key, uid := range before.uids {
+		if after.uids[key] != uid {
+			t.Errorf("%s: uid %s, was %s", key, after.uids[key], uid)
+		}
+	}
+	for key, n := range before.restarts {
+		if after.restarts[key] != n {
+			t.Errorf("%s: %d restarts, was %d", key, after.restarts[key], n)
+		}
+	}
+	replicaSets, err := c.kube.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(replicaSets.Items) != 2 {
+		t.Errorf("%d ReplicaSets, want the original 2 (a new one means a rollout)", len(replicaSets.Items))
+	}
+
+	// The NodePools are served with their nodes, which keep their labels and taints.
+	pollUntil(t, ctrlTimeout, "the NodePools report their nodes", func() error {
+		for pool, node := range nodes {
+			out, err := c.kubectl(t, "", "get", "nodepool", pool, "-o", "jsonpath={.status.nodes}")
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(out, node) {
+				return fmt.Errorf("NodePool %s: nodes %s", pool, out)
+			}
+		}
+		return nil
+	})
+	if nodesAfter := c.nodeState(t, ctx, nodes); fmt.Sprint(nodesAfter) != fmt.Sprint(nodesBefore) {
+		t.Errorf("the nodes changed:\nbefore %v\nafter  %v", nodesBefore, nodesAfter)
+	}
+}
