@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 )
@@ -360,13 +360,15 @@ func TestMigrateOpenYurtV17(t *testing.T) {
 
 	// The NodePools are served with their nodes, which keep their labels and taints.
 	pollUntil(t, ctrlTimeout, "the NodePools report their nodes", func() error {
+		// Read through the API, not kubectl: its discovery cache still names the CRD's v1beta2.
 		for pool, node := range nodes {
-			out, err := c.kubectl(t, "", "get", "nodepool", pool, "-o", "jsonpath={.status.nodes}")
+			np, err := c.dyn.Resource(poolsV1a1).Get(ctx, pool, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
-			if !strings.Contains(out, node) {
-				return fmt.Errorf("NodePool %s: nodes %s", pool, out)
+			members, _, _ := unstructured.NestedStringSlice(np.Object, "status", "nodes")
+			if !slices.Contains(members, node) {
+				return fmt.Errorf("NodePool %s: nodes %v, want %s", pool, members, node)
 			}
 		}
 		return nil
