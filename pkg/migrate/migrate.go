@@ -840,7 +840,7 @@ func (m *Migrator) restoreObjects(ctx context.Context, s *state) error {
 		}
 		obj, err := restoreForm(e, s.registered)
 		if err != nil {
-			return fmt.Errorf("%s: %w; run migrate again after the check it fails", e.key(), err)
+			return fmt.Errorf("%s: %w", e.key(), err)
 		}
 		res := m.resource(k, obj.GroupVersionKind().Version, obj.GetNamespace())
 		err = m.pastRemovedWebhooks(ctx, s, func() error {
