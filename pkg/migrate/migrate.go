@@ -178,9 +178,29 @@ func (m *Migrator) observe(ctx context.Context) (*state, error) {
 			return nil, fmt.Errorf("CustomResourceDefinition %s has no single storage version; fix its spec.versions and run migrate again", crd.GetName())
 		}
 		list, err := m.Dynamic.Resource(k.gvr(versions[0])).List(ctx, metav1.ListOptions{})
+		stored, _, _ := unstructured.NestedStringSlice(crd.Object, "status", "storedVersions")
 		if err != nil {
-			return nil, fmt.Errorf("listing %s in %s/%s, the CRD's storage version: %w; if a conversion webhook of the "+
-				"original answers this, start it again for the time of the migration", k.Resource, k.Group, versions[0], err)
+			// Objects written before the storage version changed (OpenYurt v1.7 stores NodePools as v1beta2,
+			// earlier releases as v1beta1) are still stored in the older version: reading them in another
+			// one needs the original's conversion webhook, which is down with the original. When all of
+			// them are in one older version, they read in it without conversion.
+			for _, v := range stored {
+				if v == versions[0] {
+					continue
+				}
+				if older, olderErr := m.Dynamic.Resource(k.gvr(v)).List(ctx, metav1.ListOptions{}); olderErr == nil {
+					list, err = older, nil
+					break
+				}
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("listing %s in %s/%s, the CRD's storage version: %w; its objects may be stored in several "+
+				"versions (status.storedVersions %v), which only the original's conversion webhook converts: start the "+
+				"original again, rewrite every object in %s (`kubectl get %s.%s -A -o json | kubectl replace -f -`), set "+
+				"the CRD's status.storedVersions to [%s] (`kubectl patch crd %s --subresource=status --type=merge -p "+
+				"'{\"status\":{\"storedVersions\":[\"%s\"]}}'`), stop the original and run migrate again",
+				k.Resource, k.Group, versions[0], err, stored, versions[0], k.Resource, k.Group, versions[0], crd.GetName(), versions[0])
 		}
 		for i := range list.Items {
 			s.served[kindName] = append(s.served[kindName], &list.Items[i])

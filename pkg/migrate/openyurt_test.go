@@ -355,3 +355,51 @@ func corev1PodTemplate(image string) corev1.PodTemplateSpec {
 }
 
 func errInternal(msg string) error { return apierrors.NewInternalError(errors.New(msg)) }
+
+// TestReadsNodePoolsStoredInAnOlderVersion: NodePools written before OpenYurt v1.7 are still stored as
+// v1beta1; with yurt-manager's conversion webhook down they read only in v1beta1. When every one reads
+// there, they are backed up in it; when no version reads, the refusal says how to bring them to one.
+func TestReadsNodePoolsStoredInAnOlderVersion(t *testing.T) {
+	crds := openYurtV17CRDs(t)
+	crd := crds[0].(*unstructured.Unstructured)
+	_ = unstructured.SetNestedStringSlice(crd.Object, []string{"v1beta1", "v1beta2"}, "status", "storedVersions")
+	pool := mustUnstructured(t, `apiVersion: apps.openyurt.io/v1beta1
+kind: NodePool
+metadata: {name: hangzhou, uid: pool-uid}
+spec: {type: Edge, hostNetwork: true}
+`)
+	conversionDown := errInternal(`conversion webhook for apps.openyurt.io/v1beta1, Kind=NodePool failed: Post "https://yurt-manager-webhook-service.kube-system.svc:443/convert": no endpoints available`)
+	for _, tc := range []struct {
+		name        string
+		olderFails  bool
+		wantRefusal string
+	}{
+		{name: "all in v1beta1"},
+		{name: "mixed", olderFails: true, wantRefusal: "its objects may be stored in several versions (status.storedVersions [v1beta1 v1beta2])"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, nil, append(crds[:1:1], pool.DeepCopy())...)
+			openYurtAPIServices(t, f)
+			f.dynamic.PrependReactor("list", "nodepools", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				if v := a.GetResource().Version; v == "v1beta2" || (tc.olderFails && v == "v1beta1") {
+					return true, nil, conversionDown
+				}
+				return false, nil, nil
+			})
+			f.m.DryRun = true
+			err := f.m.Run(context.Background())
+			if tc.wantRefusal != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantRefusal) || !strings.Contains(err.Error(), "kubectl replace") {
+					t.Fatalf("err = %v, want %q", err, tc.wantRefusal)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%v\noutput:\n%s", err, f.out.String())
+			}
+			if !strings.Contains(f.out.String(), "create NodePool hangzhou (apps.openyurt.io/v1beta1)") {
+				t.Errorf("output:\n%s", f.out.String())
+			}
+		})
+	}
+}
