@@ -7,9 +7,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apiserver"
 )
@@ -401,5 +404,21 @@ spec: {type: Edge, hostNetwork: true}
 				t.Errorf("output:\n%s", f.out.String())
 			}
 		})
+	}
+}
+
+// TestRefusesWhileYurtManagersLeaseIsRenewed: yurt-manager running outside the cluster still renews its
+// Lease kube-system/yurt-manager.
+func TestRefusesWhileYurtManagersLeaseIsRenewed(t *testing.T) {
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: "yurt-manager", Namespace: "kube-system"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("node-a_1234"), LeaseDurationSeconds: ptr.To[int32](15),
+			RenewTime: &metav1.MicroTime{Time: testNow.Add(-3 * time.Second)}},
+	}
+	f := newFixture(t, []runtime.Object{lease}, openYurtV17CRDs(t)...)
+	openYurtAPIServices(t, f)
+	err := f.m.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `Lease kube-system/yurt-manager: the leader lock of yurt-manager is held by "node-a_1234"`) {
+		t.Fatalf("err = %v", err)
 	}
 }
