@@ -28,6 +28,7 @@ import (
 	openyurtlisters "github.com/tapp-io/tapp-apiserver/pkg/generated/listers/openyurt/v1alpha1"
 	openyurtv1beta1listers "github.com/tapp-io/tapp-apiserver/pkg/generated/listers/openyurt/v1beta1"
 	"github.com/tapp-io/tapp-apiserver/pkg/ownership"
+	"github.com/tapp-io/tapp-apiserver/pkg/workloadtweak"
 )
 
 // Name is the controller's name in --controllers, the workqueue and metrics.
@@ -146,8 +147,8 @@ func related(yas *v1beta1.YurtAppSet, pools []*v1alpha1.NodePool) bool {
 		if policy.Selects(yas.Spec.Pools, yas.Spec.NodePoolSelector, p.Name, p.Labels) {
 			return true
 		}
-		for _, t := range yas.Spec.Workload.WorkloadTweaks {
-			if policy.Selects(t.Pools, t.NodePoolSelector, p.Name, p.Labels) {
+		for i := range yas.Spec.Workload.WorkloadTweaks {
+			if workloadtweak.Selects(&yas.Spec.Workload.WorkloadTweaks[i], p.Name, p.Labels) {
 				return true
 			}
 		}

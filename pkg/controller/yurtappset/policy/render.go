@@ -12,6 +12,7 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta1"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/poolplacement"
+	"github.com/tapp-io/tapp-apiserver/pkg/workloadtweak"
 )
 
 // Keys written on the workloads, as yurt-manager writes them.
@@ -64,8 +65,10 @@ func GenerateName(yasName, pool string) string {
 }
 
 // RenderDeployment returns the Deployment of pool at revision (a ControllerRevision name) for a YurtAppSet
-// with a deploymentTemplate, as yurt-manager renders it (see the package doc), with the tweaks of the pool
-// applied by tweak. Its name is empty: it is created with GenerateName.
+// with a deploymentTemplate, as yurt-manager renders it (see the package doc): the template, its selector
+// with the pool's label, the pool's placement (poolplacement.Pin), the tweaks that select the pool
+// (pkg/workloadtweak, in order), then the identity keys (stamp). Its name is empty: it is created with
+// GenerateName. An error is a tweak that cannot apply to the rendering.
 func RenderDeployment(yas *v1beta1.YurtAppSet, pool *v1alpha1.NodePool, revision string) (*appsv1.Deployment, error) {
 	t := yas.Spec.Workload.WorkloadTemplate.DeploymentTemplate
 	if t == nil {
@@ -81,12 +84,11 @@ func RenderDeployment(yas *v1beta1.YurtAppSet, pool *v1alpha1.NodePool, revision
 		Spec:       *t.Spec.DeepCopy(),
 	}
 	d.Spec.Selector = poolSelector(d.Spec.Selector, pool.Name)
-	pinPods(&d.Spec.Template.Labels, pool, revision)
 	poolplacement.Pin(&d.Spec.Template, pool.Name, pool.Spec.Taints)
-	if err := applyDeploymentTweaks(yas, pool, d); err != nil {
+	if err := workloadtweak.ApplyToDeployment(d, pool.Name, workloadtweak.For(yas.Spec.Workload.WorkloadTweaks, pool.Name, pool.Labels)); err != nil {
 		return nil, fmt.Errorf("applying the workloadTweaks of pool %s: %w", pool.Name, err)
 	}
-	stamp(&d.ObjectMeta, yas, pool, revision)
+	stamp(&d.ObjectMeta, &d.Spec.Template.Labels, yas, pool, revision)
 	return d, nil
 }
 
@@ -106,12 +108,11 @@ func RenderStatefulSet(yas *v1beta1.YurtAppSet, pool *v1alpha1.NodePool, revisio
 		Spec:       *t.Spec.DeepCopy(),
 	}
 	s.Spec.Selector = poolSelector(s.Spec.Selector, pool.Name)
-	pinPods(&s.Spec.Template.Labels, pool, revision)
 	poolplacement.Pin(&s.Spec.Template, pool.Name, pool.Spec.Taints)
-	if err := applyStatefulSetTweaks(yas, pool, s); err != nil {
+	if err := workloadtweak.ApplyToStatefulSet(s, pool.Name, workloadtweak.For(yas.Spec.Workload.WorkloadTweaks, pool.Name, pool.Labels)); err != nil {
 		return nil, fmt.Errorf("applying the workloadTweaks of pool %s: %w", pool.Name, err)
 	}
-	stamp(&s.ObjectMeta, yas, pool, revision)
+	stamp(&s.ObjectMeta, &s.Spec.Template.Labels, yas, pool, revision)
 	return s, nil
 }
 
@@ -125,24 +126,20 @@ func renderMeta(yas *v1beta1.YurtAppSet, pool *v1alpha1.NodePool, revision strin
 	if errs := validation.IsValidLabelValue(revision); len(errs) > 0 || revision == "" {
 		return metav1.ObjectMeta{}, fmt.Errorf("revision %q is not a valid label value", revision)
 	}
-	labels := copyMap(tmpl.Labels)
-	labels[PoolNameLabel] = pool.Name
-	labels[RevisionHashLabel] = revision
-	labels[RefYurtAppSetLabel] = yas.Name
-	annotations := copyMap(tmpl.Annotations)
-	annotations[RefNodePoolAnnotation] = pool.Name
 	return metav1.ObjectMeta{
 		GenerateName:    GenerateName(yas.Name, pool.Name),
 		Namespace:       yas.Namespace,
-		Labels:          labels,
-		Annotations:     annotations,
+		Labels:          copyMap(tmpl.Labels),
+		Annotations:     copyMap(tmpl.Annotations),
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(yas, ControllerKind)},
 	}, nil
 }
 
-// stamp sets, after the tweaks, the keys a workload is identified by: a patch that replaces
-// metadata.labels (as OpenYurt's own sample does) must not make the workload unrecognisable.
-func stamp(meta *metav1.ObjectMeta, yas *v1beta1.YurtAppSet, pool *v1alpha1.NodePool, revision string) {
+// stamp sets, after the tweaks, the keys a workload and its pods are identified by (the tweaks see the
+// template's labels only: a patch that replaces metadata.labels, as OpenYurt's own sample does, adds to
+// them): labels PoolNameLabel, RevisionHashLabel and RefYurtAppSetLabel, annotation RefNodePoolAnnotation,
+// and pod labels PoolNameLabel and RevisionHashLabel.
+func stamp(meta *metav1.ObjectMeta, podLabels *map[string]string, yas *v1beta1.YurtAppSet, pool *v1alpha1.NodePool, revision string) {
 	if meta.Labels == nil {
 		meta.Labels = map[string]string{}
 	}
@@ -153,6 +150,11 @@ func stamp(meta *metav1.ObjectMeta, yas *v1beta1.YurtAppSet, pool *v1alpha1.Node
 		meta.Annotations = map[string]string{}
 	}
 	meta.Annotations[RefNodePoolAnnotation] = pool.Name
+	if *podLabels == nil {
+		*podLabels = map[string]string{}
+	}
+	(*podLabels)[PoolNameLabel] = pool.Name
+	(*podLabels)[RevisionHashLabel] = revision
 }
 
 // poolSelector returns the template's selector with PoolNameLabel=<pool> added (an empty one when the
@@ -167,14 +169,6 @@ func poolSelector(sel *metav1.LabelSelector, pool string) *metav1.LabelSelector 
 	}
 	out.MatchLabels[PoolNameLabel] = pool
 	return out
-}
-
-func pinPods(labels *map[string]string, pool *v1alpha1.NodePool, revision string) {
-	if *labels == nil {
-		*labels = map[string]string{}
-	}
-	(*labels)[PoolNameLabel] = pool.Name
-	(*labels)[RevisionHashLabel] = revision
 }
 
 // validatePoolName reports why a NodePool cannot get a workload: its name is written as a label value.

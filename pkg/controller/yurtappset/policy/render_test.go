@@ -6,9 +6,11 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta1"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/poolplacement"
 )
@@ -102,5 +104,36 @@ func TestTweaksOrderAndSelection(t *testing.T) {
 	}
 	if *hz.Spec.Replicas != 2 || hz.Spec.Template.Spec.Containers[0].Image != "nginx:1.20" {
 		t.Errorf("hangzhou: replicas %d image %s, want 2 and nginx:1.20", *hz.Spec.Replicas, hz.Spec.Template.Spec.Containers[0].Image)
+	}
+}
+
+// OpenYurt's sample replaces metadata.labels with a patch: the workload keeps its identity labels and
+// gains the patch's; {{nodepool-name}} is the pool's name; a patch that cannot apply is a PoolError.
+func TestPatchTweaks(t *testing.T) {
+	yas := newYAS()
+	yas.Spec.Workload.WorkloadTweaks = []v1beta1.WorkloadTweak{{Pools: []string{"beijing"}, Tweaks: v1beta1.Tweaks{Patches: []v1beta1.Patch{
+		{Path: "/metadata/labels", Operation: v1beta1.PatchOperationAdd, Value: &apiextensionsv1.JSON{Raw: []byte(`{"foo":"bar"}`)}},
+		{Path: "/spec/template/spec/containers/0/env", Operation: v1beta1.PatchOperationAdd,
+			Value: &apiextensionsv1.JSON{Raw: []byte(`[{"name":"POOL","value":"{{nodepool-name}}"}]`)}},
+	}}}}
+	d, err := RenderDeployment(yas, pool("beijing", north), "web-abc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"foo": "bar", PoolNameLabel: "beijing", RevisionHashLabel: "web-abc", RefYurtAppSetLabel: "web"}
+	if !reflect.DeepEqual(d.Labels, want) {
+		t.Errorf("labels = %v, want %v", d.Labels, want)
+	}
+	if env := d.Spec.Template.Spec.Containers[0].Env; len(env) != 1 || env[0].Value != "beijing" {
+		t.Errorf("env = %+v", env)
+	}
+	yas.Spec.Workload.WorkloadTweaks[0].Tweaks.Patches = []v1beta1.Patch{{Path: "/spec/nothing/here", Operation: v1beta1.PatchOperationReplace,
+		Value: &apiextensionsv1.JSON{Raw: []byte(`1`)}}}
+	plan, err := ComputePlan(yas, RevisionName(yas), []*v1alpha1.NodePool{pool("beijing", north), pool("hangzhou", north)}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := summarize(plan); !reflect.DeepEqual(got.PoolErrors, []string{"beijing"}) || !reflect.DeepEqual(got.Creates, []string{"hangzhou"}) {
+		t.Errorf("plan %+v, want beijing refused and hangzhou created", got)
 	}
 }

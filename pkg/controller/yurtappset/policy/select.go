@@ -60,9 +60,9 @@ func selectPools(names []string, selector *metav1.LabelSelector, pools []*v1alph
 	return out, missing, nil
 }
 
-// Selects reports whether a YurtAppSet selects (or, with a tweak's pools and selector, tweaks) a pool of
-// that name and labels; an invalid selector selects nothing. The controller uses it to map NodePool
-// events to YurtAppSets.
+// Selects reports whether spec.pools (names) or spec.nodepoolSelector (selector) of a YurtAppSet select a
+// pool of that name and labels; an invalid selector selects nothing. The controller uses it to map
+// NodePool events to YurtAppSets.
 func Selects(names []string, selector *metav1.LabelSelector, pool string, poolLabels map[string]string) bool {
 	for _, n := range names {
 		if n == pool {
