@@ -1,7 +1,9 @@
 // Package workloadtweak owns what a YurtAppSet's spec.workload.workloadTweaks do to the workload rendered
 // for one pool: which tweaks select the pool (For), and how they change a Deployment or StatefulSet
-// (ApplyToDeployment, ApplyToStatefulSet). Admission (pkg/apis/openyurt/validation) and the YurtAppSet
-// controller both apply tweaks through it, so a tweak the server accepts is a tweak the controller can apply.
+// (ApplyToDeployment, ApplyToStatefulSet), and, for admission, which knows no pool, the workload every pool's
+// rendering starts from (Base). Admission (pkg/apis/openyurt/validation, pkg/admission/podtemplate) and the
+// YurtAppSet controller both apply tweaks through it, so a tweak the server accepts is a tweak the controller
+// can apply.
 //
 // As OpenYurt applies them: the replicas and container images of every selecting tweak are applied first, in
 // list order, then the patches of every selecting tweak, in list order; a later tweak wins. Patches are JSON
@@ -87,8 +89,17 @@ func For(workloadTweaks []v1beta1.WorkloadTweak, poolName string, poolLabels map
 }
 
 // ApplyToDeployment applies tweaks, in order, to d, the Deployment rendered for the pool named poolName. On
-// error d is left unchanged.
+// error d is left unchanged; an error that one patch causes is a *PatchError naming it.
 func ApplyToDeployment(d *appsv1.Deployment, poolName string, tweaks []v1beta1.Tweaks) error {
+	return blame(d, poolName, tweaks, applyToDeployment)
+}
+
+// ApplyToStatefulSet is ApplyToDeployment for a StatefulSet.
+func ApplyToStatefulSet(s *appsv1.StatefulSet, poolName string, tweaks []v1beta1.Tweaks) error {
+	return blame(s, poolName, tweaks, applyToStatefulSet)
+}
+
+func applyToDeployment(d *appsv1.Deployment, poolName string, tweaks []v1beta1.Tweaks) error {
 	out := d.DeepCopy()
 	for _, t := range tweaks {
 		if t.Replicas != nil {
@@ -110,8 +121,7 @@ func ApplyToDeployment(d *appsv1.Deployment, poolName string, tweaks []v1beta1.T
 	return nil
 }
 
-// ApplyToStatefulSet is ApplyToDeployment for a StatefulSet.
-func ApplyToStatefulSet(s *appsv1.StatefulSet, poolName string, tweaks []v1beta1.Tweaks) error {
+func applyToStatefulSet(s *appsv1.StatefulSet, poolName string, tweaks []v1beta1.Tweaks) error {
 	out := s.DeepCopy()
 	for _, t := range tweaks {
 		if t.Replicas != nil {
@@ -131,6 +141,28 @@ func ApplyToStatefulSet(s *appsv1.StatefulSet, poolName string, tweaks []v1beta1
 	}
 	*s = *patched
 	return nil
+}
+
+// blame runs apply; when it fails for the patched object as a whole (it does not decode, or its identity
+// changed), it applies ever longer prefixes of the patches to a copy of obj to find the first patch after
+// which that happens, and returns the error as that patch's *PatchError.
+func blame[T interface{ DeepCopy() T }](obj T, poolName string, tweaks []v1beta1.Tweaks, apply func(T, string, []v1beta1.Tweaks) error) error {
+	err := apply(obj, poolName, tweaks)
+	var pe *PatchError
+	if err == nil || errors.As(err, &pe) {
+		return err
+	}
+	for i := range tweaks {
+		for j := range tweaks[i].Patches {
+			prefix := make([]v1beta1.Tweaks, i+1)
+			copy(prefix, tweaks[:i+1])
+			prefix[i].Patches = tweaks[i].Patches[:j+1]
+			if prefixErr := apply(obj.DeepCopy(), poolName, prefix); prefixErr != nil {
+				return &PatchError{Tweak: i, Patch: j, Err: prefixErr}
+			}
+		}
+	}
+	return err
 }
 
 // setImages sets the image of every container and init container named in images.
@@ -291,11 +323,17 @@ func checkIdentity(before, after identity) error {
 		{"metadata.ownerReferences", before.ownerReferences, after.ownerReferences},
 		{"status", before.status, after.status},
 		{"spec.selector", before.selector, after.selector},
-		{"the labels " + strings.Join(IdentityLabels, ", ") + " of metadata.labels", before.labels, after.labels},
-		{"the labels " + strings.Join(IdentityLabels, ", ") + " of spec.template.metadata.labels", before.podLabels, after.podLabels},
 	} {
 		if !apiequality.Semantic.DeepEqual(part.before, part.after) {
 			return fmt.Errorf("%w: it changes %s", ErrIdentityChanged, part.name)
+		}
+	}
+	for _, key := range IdentityLabels {
+		if before.labels[key] != after.labels[key] {
+			return fmt.Errorf("%w: it changes the label %s of metadata.labels", ErrIdentityChanged, key)
+		}
+		if before.podLabels[key] != after.podLabels[key] {
+			return fmt.Errorf("%w: it changes the label %s of spec.template.metadata.labels", ErrIdentityChanged, key)
 		}
 	}
 	return nil

@@ -301,36 +301,55 @@ func TestApplyErrors(t *testing.T) {
 			wantText: "needs a value",
 		},
 		"value of the wrong type": {
-			tweaks:    []v1beta1.Tweaks{{Patches: []v1beta1.Patch{patch(v1beta1.PatchOperationReplace, "/spec/replicas", `"three"`)}}},
-			wantTweak: -1, wantText: "does not decode",
+			tweaks:   []v1beta1.Tweaks{{Patches: []v1beta1.Patch{patch(v1beta1.PatchOperationReplace, "/spec/replicas", `"three"`)}}},
+			wantText: "does not decode",
 		},
 		"field the kind does not have": {
-			tweaks:    []v1beta1.Tweaks{{Patches: []v1beta1.Patch{patch(v1beta1.PatchOperationAdd, "/spec/serviceName", `"db"`)}}},
-			wantTweak: -1, wantText: "unknown field",
+			tweaks:   []v1beta1.Tweaks{{Patches: []v1beta1.Patch{patch(v1beta1.PatchOperationAdd, "/spec/serviceName", `"db"`)}}},
+			wantText: "unknown field",
 		},
 		"change the kind": {
-			tweaks:    []v1beta1.Tweaks{{Patches: []v1beta1.Patch{patch(v1beta1.PatchOperationReplace, "/kind", `"StatefulSet"`)}}},
-			wantTweak: -1, identity: true, wantText: "apiVersion and kind",
+			tweaks:   []v1beta1.Tweaks{{Patches: []v1beta1.Patch{patch(v1beta1.PatchOperationReplace, "/kind", `"StatefulSet"`)}}},
+			identity: true, wantText: "apiVersion and kind",
 		},
 		"change the namespace": {
-			tweaks:    []v1beta1.Tweaks{{Patches: []v1beta1.Patch{patch(v1beta1.PatchOperationAdd, "/metadata/namespace", `"other"`)}}},
-			wantTweak: -1, identity: true, wantText: "metadata.namespace",
+			tweaks:   []v1beta1.Tweaks{{Patches: []v1beta1.Patch{patch(v1beta1.PatchOperationAdd, "/metadata/namespace", `"other"`)}}},
+			identity: true, wantText: "metadata.namespace",
 		},
 		"remove the pool label": {
-			tweaks:    []v1beta1.Tweaks{{Patches: []v1beta1.Patch{patch(v1beta1.PatchOperationRemove, "/metadata/labels/apps.openyurt.io~1pool-name", "")}}},
-			wantTweak: -1, identity: true, wantText: "metadata.labels",
+			tweaks:   []v1beta1.Tweaks{{Patches: []v1beta1.Patch{patch(v1beta1.PatchOperationRemove, "/metadata/labels/apps.openyurt.io~1pool-name", "")}}},
+			identity: true, wantText: "metadata.labels",
 		},
 		"change the pod template's pool label": {
-			tweaks:    []v1beta1.Tweaks{{Patches: []v1beta1.Patch{patch(v1beta1.PatchOperationReplace, "/spec/template/metadata/labels/apps.openyurt.io~1pool-name", `"x"`)}}},
-			wantTweak: -1, identity: true, wantText: "spec.template.metadata.labels",
+			tweaks:   []v1beta1.Tweaks{{Patches: []v1beta1.Patch{patch(v1beta1.PatchOperationReplace, "/spec/template/metadata/labels/apps.openyurt.io~1pool-name", `"x"`)}}},
+			identity: true, wantText: "spec.template.metadata.labels",
 		},
 		"change the selector": {
-			tweaks:    []v1beta1.Tweaks{{Patches: []v1beta1.Patch{patch(v1beta1.PatchOperationAdd, "/spec/selector/matchLabels/x", `"y"`)}}},
-			wantTweak: -1, identity: true, wantText: "spec.selector",
+			tweaks:   []v1beta1.Tweaks{{Patches: []v1beta1.Patch{patch(v1beta1.PatchOperationAdd, "/spec/selector/matchLabels/x", `"y"`)}}},
+			identity: true, wantText: "spec.selector",
+		},
+		"the patch that breaks decoding is named, not the first": {
+			tweaks: []v1beta1.Tweaks{
+				{Patches: []v1beta1.Patch{patch(v1beta1.PatchOperationAdd, "/metadata/labels/a", `"b"`)}},
+				{Replicas: ptr.To[int32](1)},
+				{Patches: []v1beta1.Patch{
+					patch(v1beta1.PatchOperationAdd, "/metadata/labels/c", `"d"`),
+					patch(v1beta1.PatchOperationAdd, "/spec/bogus", `1`),
+					patch(v1beta1.PatchOperationAdd, "/metadata/labels/e", `"f"`),
+				}},
+			},
+			wantTweak: 2, wantPatch: 1, wantText: "unknown field",
+		},
+		"the first of several offending patches is named": {
+			tweaks: []v1beta1.Tweaks{{Patches: []v1beta1.Patch{
+				patch(v1beta1.PatchOperationReplace, "/metadata/labels/apps.openyurt.io~1pool-name", `"x"`),
+				patch(v1beta1.PatchOperationAdd, "/spec/bogus", `1`),
+			}}},
+			wantPatch: 0, identity: true, wantText: "label apps.openyurt.io/pool-name of metadata.labels",
 		},
 		"set status": {
-			tweaks:    []v1beta1.Tweaks{{Patches: []v1beta1.Patch{patch(v1beta1.PatchOperationAdd, "/status/replicas", `3`)}}},
-			wantTweak: -1, identity: true, wantText: "status",
+			tweaks:   []v1beta1.Tweaks{{Patches: []v1beta1.Patch{patch(v1beta1.PatchOperationAdd, "/status/replicas", `3`)}}},
+			identity: true, wantText: "status",
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -344,15 +363,11 @@ func TestApplyErrors(t *testing.T) {
 				t.Errorf("error %q does not say %q", err, tc.wantText)
 			}
 			var pe *PatchError
-			if tc.wantTweak >= 0 {
-				if !errors.As(err, &pe) {
-					t.Fatalf("error %v is not a *PatchError", err)
-				}
-				if pe.Tweak != tc.wantTweak || pe.Patch != tc.wantPatch {
-					t.Errorf("error names tweak %d patch %d, want %d %d", pe.Tweak, pe.Patch, tc.wantTweak, tc.wantPatch)
-				}
-			} else if errors.As(err, &pe) {
-				t.Errorf("a whole-result error is a *PatchError: %v", err)
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v is not a *PatchError", err)
+			}
+			if pe.Tweak != tc.wantTweak || pe.Patch != tc.wantPatch {
+				t.Errorf("error names tweak %d patch %d, want %d %d", pe.Tweak, pe.Patch, tc.wantTweak, tc.wantPatch)
 			}
 			if errors.Is(err, ErrIdentityChanged) != tc.identity {
 				t.Errorf("errors.Is(err, ErrIdentityChanged) = %v, want %v", !tc.identity, tc.identity)
