@@ -17,9 +17,10 @@
 //     ("<yas>-" when that is not a valid name prefix), labelled PoolNameLabel, RevisionHashLabel (the
 //     ControllerRevision name) and RefYurtAppSetLabel, annotated RefNodePoolAnnotation, with a controller
 //     ownerReference; its selector and pods carry PoolNameLabel, its pods RevisionHashLabel;
-//   - the pods are pinned to the pool (pkg/controller/poolplacement: nodeSelector added to the template's,
-//     affinity kept, the pool's taints tolerated, as for YurtAppDaemon), then the workloadTweaks whose
-//     pools or nodepoolSelector select the pool are applied in list order (a later tweak wins);
+//   - the rendering starts from workloadtweak.Base, the workload admission checks tweaks against; the pods
+//     are pinned to the pool (pkg/controller/poolplacement: nodeSelector added to the template's, affinity
+//     kept, the pool's taints tolerated, as for YurtAppDaemon), then the workloadTweaks whose pools or
+//     nodepoolSelector select the pool are applied in list order by pkg/workloadtweak (a later tweak wins);
 //   - a workload belongs to its YurtAppSet through the controller ownerReference (UID); an orphan labelled
 //     RefYurtAppSetLabel=<yas> that serves a selected pool without a workload is adopted (yurt-manager's
 //     workloads after a migration), one per pool; workloads of pools that left the selection, of the

@@ -403,3 +403,11 @@ func withoutPodsS(s appsv1.StatefulSetSpec) appsv1.StatefulSetSpec {
 	s.Template = corev1.PodTemplateSpec{}
 	return s
 }
+
+func copyMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -26,7 +26,7 @@ const (
 	RefYurtAppSetLabel = openyurt.YurtAppSetOwnerLabel
 	// RefNodePoolAnnotation on a workload names its pool (written as yurt-manager does; read only when
 	// PoolNameLabel is absent).
-	RefNodePoolAnnotation = "apps.openyurt.io/ref-nodepool"
+	RefNodePoolAnnotation = workloadtweak.RefNodePoolAnnotation
 )
 
 // ControllerKind is the kind written in the controller ownerReference of every workload.
@@ -65,30 +65,27 @@ func GenerateName(yasName, pool string) string {
 }
 
 // RenderDeployment returns the Deployment of pool at revision (a ControllerRevision name) for a YurtAppSet
-// with a deploymentTemplate, as yurt-manager renders it (see the package doc): the template, its selector
-// with the pool's label, the pool's placement (poolplacement.Pin), the tweaks that select the pool
-// (pkg/workloadtweak, in order), then the identity keys (stamp). Its name is empty: it is created with
-// GenerateName. An error is a tweak that cannot apply to the rendering.
+// with a deploymentTemplate, as yurt-manager renders it (see the package doc): the base every pool's
+// rendering starts from, the one admission checks tweaks against (workloadtweak.Base: the template with the
+// identity labels, annotation, selector and pod labels, generateName, the pool's nodeSelector), the
+// YurtAppSet's controller reference, the pool's tolerations (poolplacement.Pin), the tweaks that select the
+// pool (pkg/workloadtweak, in order; it refuses a tweak that would change the identity keys). Its name is
+// empty: it is created with GenerateName. An error is a tweak that cannot apply.
 func RenderDeployment(yas *v1beta1.YurtAppSet, pool *v1alpha1.NodePool, revision string) (*appsv1.Deployment, error) {
 	t := yas.Spec.Workload.WorkloadTemplate.DeploymentTemplate
 	if t == nil {
 		return nil, fmt.Errorf("YurtAppSet %s/%s has no deploymentTemplate", yas.Namespace, yas.Name)
 	}
-	meta, err := renderMeta(yas, pool, revision, &t.ObjectMeta)
+	base, err := baseOf(yas, pool, revision)
 	if err != nil {
 		return nil, err
 	}
-	d := &appsv1.Deployment{
-		TypeMeta:   metav1.TypeMeta{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "Deployment"},
-		ObjectMeta: meta,
-		Spec:       *t.Spec.DeepCopy(),
-	}
-	d.Spec.Selector = poolSelector(d.Spec.Selector, pool.Name)
+	d := base.Deployment(&t.ObjectMeta, &t.Spec)
+	own(&d.ObjectMeta, yas, pool)
 	poolplacement.Pin(&d.Spec.Template, pool.Name, pool.Spec.Taints)
 	if err := workloadtweak.ApplyToDeployment(d, pool.Name, workloadtweak.For(yas.Spec.Workload.WorkloadTweaks, pool.Name, pool.Labels)); err != nil {
 		return nil, fmt.Errorf("applying the workloadTweaks of pool %s: %w", pool.Name, err)
 	}
-	stamp(&d.ObjectMeta, &d.Spec.Template.Labels, yas, pool, revision)
 	return d, nil
 }
 
@@ -98,77 +95,37 @@ func RenderStatefulSet(yas *v1beta1.YurtAppSet, pool *v1alpha1.NodePool, revisio
 	if t == nil {
 		return nil, fmt.Errorf("YurtAppSet %s/%s has no statefulSetTemplate", yas.Namespace, yas.Name)
 	}
-	meta, err := renderMeta(yas, pool, revision, &t.ObjectMeta)
+	base, err := baseOf(yas, pool, revision)
 	if err != nil {
 		return nil, err
 	}
-	s := &appsv1.StatefulSet{
-		TypeMeta:   metav1.TypeMeta{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: "StatefulSet"},
-		ObjectMeta: meta,
-		Spec:       *t.Spec.DeepCopy(),
-	}
-	s.Spec.Selector = poolSelector(s.Spec.Selector, pool.Name)
+	s := base.StatefulSet(&t.ObjectMeta, &t.Spec)
+	own(&s.ObjectMeta, yas, pool)
 	poolplacement.Pin(&s.Spec.Template, pool.Name, pool.Spec.Taints)
 	if err := workloadtweak.ApplyToStatefulSet(s, pool.Name, workloadtweak.For(yas.Spec.Workload.WorkloadTweaks, pool.Name, pool.Labels)); err != nil {
 		return nil, fmt.Errorf("applying the workloadTweaks of pool %s: %w", pool.Name, err)
 	}
-	stamp(&s.ObjectMeta, &s.Spec.Template.Labels, yas, pool, revision)
 	return s, nil
 }
 
-func renderMeta(yas *v1beta1.YurtAppSet, pool *v1alpha1.NodePool, revision string, tmpl *metav1.ObjectMeta) (metav1.ObjectMeta, error) {
+func baseOf(yas *v1beta1.YurtAppSet, pool *v1alpha1.NodePool, revision string) (workloadtweak.Base, error) {
 	if pool == nil {
-		return metav1.ObjectMeta{}, fmt.Errorf("no NodePool given")
+		return workloadtweak.Base{}, fmt.Errorf("no NodePool given")
 	}
 	if err := validatePoolName(pool.Name); err != nil {
-		return metav1.ObjectMeta{}, err
+		return workloadtweak.Base{}, err
 	}
 	if errs := validation.IsValidLabelValue(revision); len(errs) > 0 || revision == "" {
-		return metav1.ObjectMeta{}, fmt.Errorf("revision %q is not a valid label value", revision)
+		return workloadtweak.Base{}, fmt.Errorf("revision %q is not a valid label value", revision)
 	}
-	return metav1.ObjectMeta{
-		GenerateName:    GenerateName(yas.Name, pool.Name),
-		Namespace:       yas.Namespace,
-		Labels:          copyMap(tmpl.Labels),
-		Annotations:     copyMap(tmpl.Annotations),
-		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(yas, ControllerKind)},
-	}, nil
+	return workloadtweak.Base{YurtAppSet: yas.Name, Namespace: yas.Namespace, Pool: pool.Name, Revision: revision}, nil
 }
 
-// stamp sets, after the tweaks, the keys a workload and its pods are identified by (the tweaks see the
-// template's labels only: a patch that replaces metadata.labels, as OpenYurt's own sample does, adds to
-// them): labels PoolNameLabel, RevisionHashLabel and RefYurtAppSetLabel, annotation RefNodePoolAnnotation,
-// and pod labels PoolNameLabel and RevisionHashLabel.
-func stamp(meta *metav1.ObjectMeta, podLabels *map[string]string, yas *v1beta1.YurtAppSet, pool *v1alpha1.NodePool, revision string) {
-	if meta.Labels == nil {
-		meta.Labels = map[string]string{}
-	}
-	meta.Labels[PoolNameLabel] = pool.Name
-	meta.Labels[RevisionHashLabel] = revision
-	meta.Labels[RefYurtAppSetLabel] = yas.Name
-	if meta.Annotations == nil {
-		meta.Annotations = map[string]string{}
-	}
-	meta.Annotations[RefNodePoolAnnotation] = pool.Name
-	if *podLabels == nil {
-		*podLabels = map[string]string{}
-	}
-	(*podLabels)[PoolNameLabel] = pool.Name
-	(*podLabels)[RevisionHashLabel] = revision
-}
-
-// poolSelector returns the template's selector with PoolNameLabel=<pool> added (an empty one when the
-// template has none), so that the workloads of two pools never select each other's pods.
-func poolSelector(sel *metav1.LabelSelector, pool string) *metav1.LabelSelector {
-	out := &metav1.LabelSelector{}
-	if sel != nil {
-		out = sel.DeepCopy()
-	}
-	if out.MatchLabels == nil {
-		out.MatchLabels = map[string]string{}
-	}
-	out.MatchLabels[PoolNameLabel] = pool
-	return out
+// own sets the YurtAppSet's controller reference, and GenerateName's fallback for names too long to carry
+// the pool's.
+func own(meta *metav1.ObjectMeta, yas *v1beta1.YurtAppSet, pool *v1alpha1.NodePool) {
+	meta.GenerateName = GenerateName(yas.Name, pool.Name)
+	meta.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(yas, ControllerKind)}
 }
 
 // validatePoolName reports why a NodePool cannot get a workload: its name is written as a label value.
@@ -177,12 +134,4 @@ func validatePoolName(pool string) error {
 		return fmt.Errorf("NodePool name %q cannot be used as a label value: %v", pool, errs)
 	}
 	return nil
-}
-
-func copyMap(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m)+3)
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

@@ -107,12 +107,13 @@ func TestTweaksOrderAndSelection(t *testing.T) {
 	}
 }
 
-// OpenYurt's sample replaces metadata.labels with a patch: the workload keeps its identity labels and
-// gains the patch's; {{nodepool-name}} is the pool's name; a patch that cannot apply is a PoolError.
+// Patches apply after the pool's rendering, with {{nodepool-name}} as the pool's name; a patch that
+// cannot apply, or would change what identifies the workload (admission refuses both), is a PoolError of
+// its pool only.
 func TestPatchTweaks(t *testing.T) {
 	yas := newYAS()
 	yas.Spec.Workload.WorkloadTweaks = []v1beta1.WorkloadTweak{{Pools: []string{"beijing"}, Tweaks: v1beta1.Tweaks{Patches: []v1beta1.Patch{
-		{Path: "/metadata/labels", Operation: v1beta1.PatchOperationAdd, Value: &apiextensionsv1.JSON{Raw: []byte(`{"foo":"bar"}`)}},
+		{Path: "/metadata/labels/foo", Operation: v1beta1.PatchOperationAdd, Value: &apiextensionsv1.JSON{Raw: []byte(`"bar"`)}},
 		{Path: "/spec/template/spec/containers/0/env", Operation: v1beta1.PatchOperationAdd,
 			Value: &apiextensionsv1.JSON{Raw: []byte(`[{"name":"POOL","value":"{{nodepool-name}}"}]`)}},
 	}}}}
@@ -120,20 +121,24 @@ func TestPatchTweaks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"foo": "bar", PoolNameLabel: "beijing", RevisionHashLabel: "web-abc", RefYurtAppSetLabel: "web"}
+	want := map[string]string{"app": "web", "foo": "bar", PoolNameLabel: "beijing", RevisionHashLabel: "web-abc", RefYurtAppSetLabel: "web"}
 	if !reflect.DeepEqual(d.Labels, want) {
 		t.Errorf("labels = %v, want %v", d.Labels, want)
 	}
 	if env := d.Spec.Template.Spec.Containers[0].Env; len(env) != 1 || env[0].Value != "beijing" {
 		t.Errorf("env = %+v", env)
 	}
-	yas.Spec.Workload.WorkloadTweaks[0].Tweaks.Patches = []v1beta1.Patch{{Path: "/spec/nothing/here", Operation: v1beta1.PatchOperationReplace,
-		Value: &apiextensionsv1.JSON{Raw: []byte(`1`)}}}
-	plan, err := ComputePlan(yas, RevisionName(yas), []*v1alpha1.NodePool{pool("beijing", north), pool("hangzhou", north)}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := summarize(plan); !reflect.DeepEqual(got.PoolErrors, []string{"beijing"}) || !reflect.DeepEqual(got.Creates, []string{"hangzhou"}) {
-		t.Errorf("plan %+v, want beijing refused and hangzhou created", got)
+	for name, patch := range map[string]v1beta1.Patch{
+		"no such field":         {Path: "/spec/nothing/here", Operation: v1beta1.PatchOperationReplace, Value: &apiextensionsv1.JSON{Raw: []byte(`1`)}},
+		"identity label change": {Path: "/metadata/labels/apps.openyurt.io~1pool-name", Operation: v1beta1.PatchOperationReplace, Value: &apiextensionsv1.JSON{Raw: []byte(`"x"`)}},
+	} {
+		yas.Spec.Workload.WorkloadTweaks[0].Tweaks.Patches = []v1beta1.Patch{patch}
+		plan, err := ComputePlan(yas, RevisionName(yas), []*v1alpha1.NodePool{pool("beijing", north), pool("hangzhou", north)}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := summarize(plan); !reflect.DeepEqual(got.PoolErrors, []string{"beijing"}) || !reflect.DeepEqual(got.Creates, []string{"hangzhou"}) {
+			t.Errorf("%s: plan %+v, want beijing refused and hangzhou created", name, got)
+		}
 	}
 }
