@@ -11,7 +11,8 @@
 // whole workload object, with {{nodepool-name}} in a value replaced by the pool's name. Unlike OpenYurt, the
 // patched object is decoded afresh (a removed label or annotation is gone, not kept from before the patch),
 // strictly (a patch that sets a field the workload kind does not have, or a value of the wrong type, is an
-// error), and a patch may not change what identifies the workload (see the Err* errors).
+// error), and a patch may not change what identifies the workload (see the Err* errors); identity labels a
+// patch removes are put back, so that OpenYurt's own example, which replaces metadata.labels, applies.
 package workloadtweak
 
 import (
@@ -111,6 +112,8 @@ func applyToDeployment(d *appsv1.Deployment, poolName string, tweaks []v1beta1.T
 	if err := applyPatches(out, patched, poolName, tweaks); err != nil {
 		return err
 	}
+	keepIdentityLabels(&out.Labels, &patched.Labels)
+	keepIdentityLabels(&out.Spec.Template.Labels, &patched.Spec.Template.Labels)
 	if err := checkIdentity(
 		identityOf(&out.TypeMeta, &out.ObjectMeta, out.Status, out.Spec.Selector, out.Spec.Template.Labels),
 		identityOf(&patched.TypeMeta, &patched.ObjectMeta, patched.Status, patched.Spec.Selector, patched.Spec.Template.Labels),
@@ -133,6 +136,8 @@ func applyToStatefulSet(s *appsv1.StatefulSet, poolName string, tweaks []v1beta1
 	if err := applyPatches(out, patched, poolName, tweaks); err != nil {
 		return err
 	}
+	keepIdentityLabels(&out.Labels, &patched.Labels)
+	keepIdentityLabels(&out.Spec.Template.Labels, &patched.Spec.Template.Labels)
 	if err := checkIdentity(
 		identityOf(&out.TypeMeta, &out.ObjectMeta, out.Status, out.Spec.Selector, out.Spec.Template.Labels),
 		identityOf(&patched.TypeMeta, &patched.ObjectMeta, patched.Status, patched.Spec.Selector, patched.Spec.Template.Labels),
@@ -296,6 +301,23 @@ func identityOf(t *metav1.TypeMeta, m *metav1.ObjectMeta, status any, selector *
 		typeMeta: *t, name: m.Name, generateName: m.GenerateName, namespace: m.Namespace,
 		ownerReferences: m.OwnerReferences, status: status, selector: selector,
 		labels: identityLabels(m.Labels), podLabels: identityLabels(podLabels),
+	}
+}
+
+// keepIdentityLabels puts back in after the IdentityLabels keys of before that the patches removed: a patch
+// that replaces a whole labels map, as OpenYurt's own example YurtAppSet does ({"op": "add", "path":
+// "/metadata/labels", "value": {"foo": "bar"}}), adds its labels to the workload's identity; a patch that sets
+// one of them to another value is still refused (checkIdentity).
+func keepIdentityLabels(before, after *map[string]string) {
+	for _, key := range IdentityLabels {
+		v, ok := (*before)[key]
+		if _, kept := (*after)[key]; !ok || kept {
+			continue
+		}
+		if *after == nil {
+			*after = map[string]string{}
+		}
+		(*after)[key] = v
 	}
 }
 

@@ -256,6 +256,34 @@ func TestApplyToStatefulSet(t *testing.T) {
 	}
 }
 
+// A patch that removes identity labels, as OpenYurt's example replaces metadata.labels, keeps them.
+func TestApplyKeepsRemovedIdentityLabels(t *testing.T) {
+	d := deployment()
+	want := map[string]string{"foo": "bar"}
+	for _, key := range IdentityLabels {
+		if v, ok := d.Labels[key]; ok {
+			want[key] = v
+		}
+	}
+	if len(want) == 1 {
+		t.Fatal("the test Deployment has no identity label")
+	}
+	podLabels := d.Spec.Template.Labels
+	err := ApplyToDeployment(d, "hangzhou", []v1beta1.Tweaks{{Patches: []v1beta1.Patch{
+		patch(v1beta1.PatchOperationAdd, "/metadata/labels", `{"foo":"bar"}`),
+		patch(v1beta1.PatchOperationRemove, "/spec/template/metadata/labels/apps.openyurt.io~1pool-name", ""),
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !apiequality.Semantic.DeepEqual(d.Labels, want) {
+		t.Errorf("labels = %v, want %v", d.Labels, want)
+	}
+	if !apiequality.Semantic.DeepEqual(d.Spec.Template.Labels, podLabels) {
+		t.Errorf("pod labels = %v, want %v", d.Spec.Template.Labels, podLabels)
+	}
+}
+
 func TestApplyErrors(t *testing.T) {
 	for name, tc := range map[string]struct {
 		tweaks    []v1beta1.Tweaks
@@ -315,10 +343,6 @@ func TestApplyErrors(t *testing.T) {
 		"change the namespace": {
 			tweaks:   []v1beta1.Tweaks{{Patches: []v1beta1.Patch{patch(v1beta1.PatchOperationAdd, "/metadata/namespace", `"other"`)}}},
 			identity: true, wantText: "metadata.namespace",
-		},
-		"remove the pool label": {
-			tweaks:   []v1beta1.Tweaks{{Patches: []v1beta1.Patch{patch(v1beta1.PatchOperationRemove, "/metadata/labels/apps.openyurt.io~1pool-name", "")}}},
-			identity: true, wantText: "metadata.labels",
 		},
 		"change the pod template's pool label": {
 			tweaks:   []v1beta1.Tweaks{{Patches: []v1beta1.Patch{patch(v1beta1.PatchOperationReplace, "/spec/template/metadata/labels/apps.openyurt.io~1pool-name", `"x"`)}}},

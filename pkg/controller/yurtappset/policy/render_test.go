@@ -128,6 +128,15 @@ func TestPatchTweaks(t *testing.T) {
 	if env := d.Spec.Template.Spec.Containers[0].Env; len(env) != 1 || env[0].Value != "beijing" {
 		t.Errorf("env = %+v", env)
 	}
+	// OpenYurt's own example replaces metadata.labels: the identity labels stay.
+	yas.Spec.Workload.WorkloadTweaks[0].Tweaks.Patches = []v1beta1.Patch{{Path: "/metadata/labels", Operation: v1beta1.PatchOperationAdd,
+		Value: &apiextensionsv1.JSON{Raw: []byte(`{"foo":"bar"}`)}}}
+	if d, err = RenderDeployment(yas, pool("beijing", north), "web-abc"); err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{"foo": "bar", PoolNameLabel: "beijing", RevisionHashLabel: "web-abc", RefYurtAppSetLabel: "web"}; !reflect.DeepEqual(d.Labels, want) {
+		t.Errorf("labels after replacing metadata.labels = %v, want %v", d.Labels, want)
+	}
 	for name, patch := range map[string]v1beta1.Patch{
 		"no such field":         {Path: "/spec/nothing/here", Operation: v1beta1.PatchOperationReplace, Value: &apiextensionsv1.JSON{Raw: []byte(`1`)}},
 		"identity label change": {Path: "/metadata/labels/apps.openyurt.io~1pool-name", Operation: v1beta1.PatchOperationReplace, Value: &apiextensionsv1.JSON{Raw: []byte(`"x"`)}},
