@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -304,5 +305,112 @@ func TestYurtAppSetUpstreamSample(t *testing.T) {
 	sort.Strings(conds)
 	if !strings.Contains(strings.Join(conds, " "), "PoolFound=True") {
 		t.Errorf("conditions %v, want PoolFound=True", conds)
+	}
+}
+
+// TestYurtAppSetAdoptsYurtManagerWorkload: a Deployment shaped as yurt-manager makes it (generateName
+// <yas>-<pool>-, the pool, owner and revision labels with yurt-manager's revision name, the pool's
+// nodeSelector), left without owner as a migration leaves it, with its pods running; the YurtAppSet created
+// afterwards adopts it under its name and UID, and no pod is replaced.
+func TestYurtAppSetAdoptsYurtManagerWorkload(t *testing.T) {
+	t.Parallel()
+	ensureLocalPools(t)
+	ns := newNamespace(t, "yas-adopt")
+	ctx := testContext(t, 3*yadTimeout)
+	const upstreamRevision = "web-6d4b9c7f5"
+	mustKubectlIn(t, fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  generateName: web-hangzhou-
+  namespace: %[1]s
+  labels:
+    app: web
+    apps.openyurt.io/pool-name: hangzhou
+    apps.openyurt.io/ref-yurtappset: web
+    apps.openyurt.io/controller-revision-hash: %[2]s
+  annotations:
+    apps.openyurt.io/ref-nodepool: hangzhou
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: web
+      apps.openyurt.io/pool-name: hangzhou
+  template:
+    metadata:
+      labels:
+        app: web
+        apps.openyurt.io/pool-name: hangzhou
+        apps.openyurt.io/controller-revision-hash: %[2]s
+    spec:
+      terminationGracePeriodSeconds: 0
+      nodeSelector:
+        apps.openyurt.io/nodepool: hangzhou
+      containers:
+      - name: main
+        image: nginx:1.25
+`, ns, upstreamRevision), "create", "-f", "-")
+	waitPoolPods(t, ns, "web", "nginx:1.25", 2, "hangzhou")
+	podUIDs := func() map[string]bool {
+		list, err := kubeClient.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, p := range list.Items {
+			out[string(p.UID)] = true
+		}
+		return out
+	}
+	before := podUIDs()
+	list, err := kubeClient.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	if err != nil || len(list.Items) != 1 {
+		t.Fatalf("Deployments: %v (%v)", list, err)
+	}
+	original := list.Items[0]
+
+	mustKubectlIn(t, fmt.Sprintf(`apiVersion: apps.openyurt.io/v1beta1
+kind: YurtAppSet
+metadata:
+  name: web
+  namespace: %s
+spec:
+  pools: [hangzhou]
+  workload:
+    workloadTemplate:
+      deploymentTemplate:
+        metadata:
+          labels:
+            app: web
+        spec:
+          replicas: 2
+          selector:
+            matchLabels:
+              app: web
+          template:
+            metadata:
+              labels:
+                app: web
+            spec:
+              terminationGracePeriodSeconds: 0
+              containers:
+              - name: main
+                image: nginx:1.25
+`, ns), "apply", "-f", "-")
+	got := waitYASWorkloads(t, ns, "web", false, map[string]yasWant{"hangzhou": {"nginx:1.25", 2}})
+	if w := got["hangzhou"]; w.uid != string(original.UID) || w.name != original.Name {
+		t.Errorf("workload %s (%s), want yurt-manager's %s (%s) adopted", w.name, w.uid, original.Name, original.UID)
+	}
+	waitYASStatus(t, ns, "web", 1)
+	d, err := kubeClient.AppsV1().Deployments(ns).Get(ctx, original.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Spec.Template.Labels[revisionLabel] != upstreamRevision {
+		t.Errorf("pod template rewritten: revision label %q", d.Spec.Template.Labels[revisionLabel])
+	}
+	waitPoolPods(t, ns, "web", "nginx:1.25", 2, "hangzhou")
+	if after := podUIDs(); !reflect.DeepEqual(after, before) {
+		t.Errorf("pods replaced: before %v, after %v", sortedKeys(before), sortedKeys(after))
 	}
 }
