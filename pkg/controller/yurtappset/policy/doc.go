@@ -32,6 +32,12 @@
 //     differs: when only the revision changed, or an adopted workload already runs what this YurtAppSet
 //     renders, only its metadata and workload-level fields are written and its pod template is kept, so
 //     no pod is restarted; a template without replicas leaves replicas unmanaged;
+//   - the pool's taints are tolerated (as YurtAppDaemon's workloads; yurt-manager leaves that to the
+//     template), and a change of them re-renders the pods of that pool only;
+//   - identity labels a patch removes are put back (pkg/workloadtweak), so OpenYurt's own example, whose
+//     patch replaces metadata.labels, keeps its workloads recognisable;
+//   - an orphan is adopted only for a selected pool that has no workload (never to be deleted), and
+//     ControllerRevisions beyond revisionHistoryLimit are counted without the current one and those in use;
 //   - a failed NodePool list never reaches this package (the controller stops), so it never deletes on
 //     an incomplete view.
 package policy
