@@ -35,6 +35,7 @@ kube::codegen::gen_openapi \
   --extra-pkgs k8s.io/api/core/v1 \
   --extra-pkgs k8s.io/api/apps/v1 \
   --extra-pkgs k8s.io/api/autoscaling/v1 \
+  --extra-pkgs k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1 \
   "${report_args[@]}" \
   --boilerplate "${BOILERPLATE}" \
   "${ROOT}/pkg/apis"

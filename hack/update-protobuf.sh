@@ -63,7 +63,7 @@ link_module() {
   ln -s "$2" "${PROTO_ROOT}/$1"
 }
 link_module "${MODULE}" "${ROOT}"
-for mod in k8s.io/api k8s.io/apimachinery github.com/gogo/protobuf; do
+for mod in k8s.io/api k8s.io/apiextensions-apiserver k8s.io/apimachinery github.com/gogo/protobuf; do
   link_module "${mod}" "$(go list -m -f '{{.Dir}}' "${mod}")"
 done
 

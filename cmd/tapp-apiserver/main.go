@@ -1,4 +1,4 @@
-// Command tapp-apiserver serves TApp, YurtAppDaemon and NodePool as an aggregated Kubernetes API.
+// Command tapp-apiserver serves TApp, YurtAppDaemon, YurtAppSet and NodePool as an aggregated Kubernetes API.
 package main
 
 import (

@@ -1,8 +1,10 @@
 // Package apiserver assembles the aggregated API server: the scheme, the REST storage of every resource
-// and the API groups apps.tkestack.io/v1 and apps.openyurt.io/v1beta1 (NodePools, preferred) and v1alpha1.
+// and the API groups apps.tkestack.io/v1 and apps.openyurt.io/v1beta1 (NodePools and YurtAppSets, preferred)
+// and v1alpha1.
 //
 // Everything a request of a resource goes through is declared by that resource's folder under pkg/registry
-// (pkg/registry/tkestack/tapp, pkg/registry/openyurt/yurtappdaemon, pkg/registry/openyurt/nodepool): its
+// (pkg/registry/tkestack/tapp, pkg/registry/openyurt/yurtappdaemon, pkg/registry/openyurt/yurtappset,
+// pkg/registry/openyurt/nodepool): its
 // strategy, its storage, the size guard around the storage, and its request path, the steps its requests pass
 // before the generic handlers (patch handling, instance-key checks, alias folding, the apply mark of the size
 // guard). New finds the request paths while walking the storage maps of the groups it installs (every
@@ -33,6 +35,7 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/coexistence"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/openyurt/nodepool"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/openyurt/yurtappdaemon"
+	"github.com/tapp-io/tapp-apiserver/pkg/registry/openyurt/yurtappset"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/requestpath"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/tkestack/tapp"
 	"github.com/tapp-io/tapp-apiserver/pkg/storagefence"
@@ -159,6 +162,13 @@ func apiGroups(optsGetter generic.RESTOptionsGetter) ([]*genericapiserver.APIGro
 		yads.YurtAppDaemon.Destroy()
 		return nil, err
 	}
+	yass, err := yurtappset.NewStorage(Scheme, optsGetter)
+	if err != nil {
+		destroy(&tkestackGroup)
+		yads.YurtAppDaemon.Destroy()
+		pools.NodePool.Destroy()
+		return nil, err
+	}
 	openyurtGroup := genericapiserver.NewDefaultAPIGroupInfo(openyurt.GroupName, Scheme, metav1.ParameterCodec, Codecs)
 	openyurtGroup.VersionedResourcesStorageMap["v1alpha1"] = map[string]rest.Storage{
 		"yurtappdaemons":        yads.YurtAppDaemon,
@@ -167,10 +177,13 @@ func apiGroups(optsGetter generic.RESTOptionsGetter) ([]*genericapiserver.APIGro
 		"nodepools/status":      pools.Status,
 	}
 	// One store serves NodePools in both versions; requests are converted through the internal type and
-	// stored as v1alpha1. YurtAppDaemon never had another version.
+	// stored as v1alpha1. YurtAppDaemon never had another version, YurtAppSet exists in v1beta1 only (its
+	// v1alpha1 was never served here) and is stored in it.
 	openyurtGroup.VersionedResourcesStorageMap["v1beta1"] = map[string]rest.Storage{
-		"nodepools":        pools.NodePool,
-		"nodepools/status": pools.Status,
+		"nodepools":          pools.NodePool,
+		"nodepools/status":   pools.Status,
+		"yurtappsets":        yass.YurtAppSet,
+		"yurtappsets/status": yass.Status,
 	}
 	return []*genericapiserver.APIGroupInfo{&tkestackGroup, &openyurtGroup}, nil
 }

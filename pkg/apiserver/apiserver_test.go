@@ -49,7 +49,7 @@ func TestCompleteLeavesTheConfig(t *testing.T) {
 }
 
 // TestRequestPaths checks that the request-path table is built from the storage map: every served storage of
-// the three resources declares its steps.
+// the four resources declares its steps.
 func TestRequestPaths(t *testing.T) {
 	groups, err := apiGroups(fakeRESTOptions{})
 	if err != nil {
@@ -63,6 +63,8 @@ func TestRequestPaths(t *testing.T) {
 		"apps.openyurt.io/v1alpha1/yurtappdaemons/status",
 		"apps.openyurt.io/v1beta1/nodepools",
 		"apps.openyurt.io/v1beta1/nodepools/status",
+		"apps.openyurt.io/v1beta1/yurtappsets",
+		"apps.openyurt.io/v1beta1/yurtappsets/status",
 		"apps.tkestack.io/v1/tapps",
 		"apps.tkestack.io/v1/tapps/scale",
 		"apps.tkestack.io/v1/tapps/status",

@@ -28,6 +28,7 @@ var StorageVersions = KindStorageVersions{
 		{Group: tkestackv1.GroupName, Kind: "TApp"}:                "v1",
 		{Group: openyurtv1alpha1.GroupName, Kind: "YurtAppDaemon"}: "v1alpha1",
 		{Group: openyurtv1alpha1.GroupName, Kind: "NodePool"}:      "v1alpha1",
+		{Group: openyurtv1alpha1.GroupName, Kind: "YurtAppSet"}:    "v1beta1",
 	},
 	Groups: map[string]string{
 		tkestackv1.GroupName:       tkestackv1.SchemeGroupVersion.Version,

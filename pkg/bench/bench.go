@@ -15,7 +15,7 @@
 //     user patching each claim of a StatefulSet, whose claim template cannot be raised;
 //     4c. ("rollout-modelled") scale-up and rolling image update of TApp and StatefulSet on a cluster whose
 //     pod simulator models what a node spends on a pod (localcluster.PublishedNodeCost);
-//  5. YurtAppDaemon fan-out over 100 NodePools;
+//  5. YurtAppDaemon and YurtAppSet (with tweaks) fan-out over 100 NodePools;
 //  6. ("growth") one TApp of 1000 and of 10000 instances (scale-up, in-place roll, status size, writes) and
 //     1000 and 10000 TApps in one server (memory, list, watch fan-out, controller resync), with the growth
 //     exponent of each figure.
@@ -549,6 +549,15 @@ func (b *bench) workloadSections(ctx context.Context, budget Budget, first bool)
 			b.fail("fan-out: %v", err)
 		}
 		b.res.FanOut = fan
+		yasRegistered := false
+		for _, name := range knownControllers(b.opts.serverBinary) {
+			yasRegistered = yasRegistered || name == "yurtappset"
+		}
+		yas, err := b.runYASFanOut(ctx, yasRegistered)
+		if err != nil {
+			b.fail("YurtAppSet fan-out: %v", err)
+		}
+		b.res.YASFanOut = yas
 	}
 	return nil
 }

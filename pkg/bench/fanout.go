@@ -115,6 +115,8 @@ func (b *bench) fanOutOnce(ctx context.Context, client versioned.Interface, vari
 	}
 	defer b.cleanFanOut(client, n, poolName)
 
+	direct := directConfig(b.cluster, b.clientConfig)
+	writesBefore, writesErr := controllerWrites(ctx, direct, "yurtappdaemon")
 	var start time.Time
 	var uid types.UID
 	switch variant {
@@ -156,6 +158,11 @@ func (b *bench) fanOutOnce(ctx context.Context, client versioned.Interface, vari
 			if err == nil && provisioned(got, n) {
 				run.ProvisionedSeconds = round(time.Since(start).Seconds(), 3)
 				run.Completed = true
+				// Let the controller settle before counting its writes.
+				sleepCtx(ctx, 2*time.Second)
+				if after, err := controllerWrites(ctx, direct, "yurtappdaemon"); err == nil && writesErr == nil {
+					run.WritesPerPool = round((after-writesBefore)/float64(n), 2)
+				}
 				return run, nil
 			}
 		}

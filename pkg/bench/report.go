@@ -127,6 +127,10 @@ func evaluateTargets(res *Results) []Target {
 				r.Completed, r.PodsRecreated+r.ContainerRestarts == 0)
 		}
 	}
+	if y := res.YASFanOut; y != nil {
+		add(fmt.Sprintf("fan-out yas-created: %d workloads with tweaks dispatched (median)", y.NodePools), "< 10 s", "s", y.Created.Median,
+			len(y.Created.Values) > 0, y.Created.Median < 10)
+	}
 	if f := res.FanOut; f != nil {
 		for _, v := range []struct {
 			name string
@@ -319,21 +323,26 @@ func renderMarkdown(res *Results) string {
 		if !f.Registered {
 			p("Not measured: the YurtAppDaemon controller is not registered in this build.\n\n")
 		} else {
-			p("| variant | workloads exist (s), per repeat | provisioned (s), per repeat | provisioned min / median / max (s) |\n|---|---|---|---|\n")
-			for _, v := range []struct {
-				name string
-				s    Spread
-			}{{"yad-created", f.YADCreated}, {"pools-created", f.PoolsCreated}} {
-				var w, pr []string
-				for _, r := range f.Runs {
+			p("| variant | workloads exist (s), per repeat | provisioned (s), per repeat | provisioned min / median / max (s) | API writes per pool |\n|---|---|---|---|---|\n")
+			variants := []fanOutVariant{{"yad-created", f.YADCreated, f.Runs}, {"pools-created", f.PoolsCreated, f.Runs}}
+			if y := res.YASFanOut; y != nil && y.Registered {
+				variants = append(variants, fanOutVariant{"yas-created", y.Created, y.Runs})
+			}
+			for _, v := range variants {
+				var w, pr, wr []string
+				for _, r := range v.runs {
 					if r.Variant == v.name {
 						w = append(w, fmt.Sprintf("%.2f", r.WorkloadsSeconds))
 						pr = append(pr, doneText(r.ProvisionedSeconds, r.Completed))
+						wr = append(wr, fmt.Sprintf("%.2f", r.WritesPerPool))
 					}
 				}
-				p("| %s | %s | %s | %.2f / %.2f / %.2f |\n", v.name, strings.Join(w, ", "), strings.Join(pr, ", "), v.s.Min, v.s.Median, v.s.Max)
+				p("| %s | %s | %s | %.2f / %.2f / %.2f | %s |\n", v.name, strings.Join(w, ", "), strings.Join(pr, ", "), v.s.Min, v.s.Median, v.s.Max, strings.Join(wr, ", "))
 			}
-			p("\n")
+			p("\n*yas-created*: a YurtAppSet (apps.openyurt.io/v1beta1) with three workloadTweaks (replicas for every pool, an image for every other pool, a label patch for one pool in ten) is created over the existing pools; provisioned = the status counts every workload with PoolFound and AppDispatched True.\n\n")
+			if y := res.YASFanOut; y != nil && !y.Registered {
+				p("YurtAppSet not measured: its controller is not registered in this build.\n\n")
+			}
 		}
 	}
 	renderGrowth(&b, res.Growth)
@@ -783,4 +792,11 @@ func perInstance(total, instances int) float64 {
 		return 0
 	}
 	return round(float64(total)/float64(instances), 2)
+}
+
+// fanOutVariant is one row of section 5.
+type fanOutVariant struct {
+	name string
+	s    Spread
+	runs []FanOutRun
 }

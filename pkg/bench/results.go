@@ -32,6 +32,7 @@ type Results struct {
 	// against a StatefulSet's user patching each claim.
 	ClaimExpansion []ClaimExpansionRun `json:"claimExpansion,omitempty"`
 	FanOut         *FanOutResult       `json:"fanOut,omitempty"`
+	YASFanOut      *YASFanOutResult    `json:"yurtAppSetFanOut,omitempty"`
 	// RolloutModelled is the rollout under a modelled node cost; the figures above are the primary ones.
 	RolloutModelled *ModelledRollout `json:"rolloutModelled,omitempty"`
 	// Growth is section 6: how the figures of one TApp of many instances and of many TApps in one server
@@ -348,6 +349,20 @@ type FanOutRun struct {
 	WorkloadsSeconds   float64 `json:"workloadsSeconds"`
 	ProvisionedSeconds float64 `json:"provisionedSeconds"`
 	Completed          bool    `json:"completed"`
+	// WritesPerPool: the controller's successful API actions over the run (<controller>_controller_actions_total
+	// of tapp-apiserver: workload, revision and status writes), divided by the pools; 0 when not scraped.
+	WritesPerPool float64 `json:"writesPerPool,omitempty"`
+}
+
+// YASFanOutResult is section 5's YurtAppSet part: variant "yas-created" (the pools exist, a YurtAppSet with
+// tweaks selecting them is created); ProvisionedSeconds is until the status counts every workload with
+// PoolFound and AppDispatched True.
+type YASFanOutResult struct {
+	NodePools int `json:"nodePools"`
+	// Registered says whether the YurtAppSet controller was part of tapp-apiserver's --controllers.
+	Registered bool        `json:"registered"`
+	Runs       []FanOutRun `json:"runs"`
+	Created    Spread      `json:"createdSeconds"`
 }
 
 // Target is one target of the issue.

@@ -94,10 +94,14 @@ func Accept(ctx context.Context, store *Store, cluster *Cluster) (Identity, int6
 }
 
 // ownerKinds are the kinds whose children the garbage collector deletes when the store lacks them.
-var ownerKinds = []schema.GroupKind{{Group: "apps.tkestack.io", Kind: "TApp"}, {Group: "apps.openyurt.io", Kind: "YurtAppDaemon"}}
+var ownerKinds = []schema.GroupKind{
+	{Group: "apps.tkestack.io", Kind: "TApp"},
+	{Group: "apps.openyurt.io", Kind: "YurtAppDaemon"},
+	{Group: "apps.openyurt.io", Kind: "YurtAppSet"},
+}
 
 // Orphans counts, by resource, the pods, claims, Deployments, StatefulSets and ControllerRevisions of the
-// cluster owned by a TApp or YurtAppDaemon that the store does not hold: what the garbage collector deletes
+// cluster owned by a TApp, YurtAppDaemon or YurtAppSet that the store does not hold: what the garbage collector deletes
 // once the store is served.
 func Orphans(ctx context.Context, kube kubernetes.Interface, stored []StoredObject) (map[string]int, error) {
 	held := sets.New[types.UID]()

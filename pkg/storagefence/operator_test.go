@@ -31,16 +31,19 @@ func TestOrphans(t *testing.T) {
 		&appsv1.Deployment{ObjectMeta: owned("apps.openyurt.io/v1alpha1", "YurtAppDaemon", "lost-yad")},
 		&appsv1.StatefulSet{ObjectMeta: owned("apps.openyurt.io/v1alpha1", "YurtAppDaemon", "kept-yad")},
 		&appsv1.ControllerRevision{ObjectMeta: owned("apps.tkestack.io/v1", "TApp", "lost")},
+		&appsv1.Deployment{ObjectMeta: owned("apps.openyurt.io/v1beta1", "YurtAppSet", "lost-yas")},
+		&appsv1.StatefulSet{ObjectMeta: owned("apps.openyurt.io/v1beta1", "YurtAppSet", "kept-yas")},
 	}
 	stored := []StoredObject{
 		{APIVersion: "apps.tkestack.io/v1", Kind: "TApp", UID: "kept"},
 		{APIVersion: "apps.openyurt.io/v1alpha1", Kind: "YurtAppDaemon", UID: "kept-yad"},
+		{APIVersion: "apps.openyurt.io/v1beta1", Kind: "YurtAppSet", UID: "kept-yas"},
 	}
 	got, err := Orphans(context.Background(), fake.NewClientset(objects...), stored)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{"pods": 1, "deployments": 1, "controllerrevisions": 1}
+	want := map[string]int{"pods": 1, "deployments": 2, "controllerrevisions": 1}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Orphans = %v, want %v", got, want)
 	}

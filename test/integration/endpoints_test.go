@@ -57,12 +57,27 @@ func checkSchemas(t *testing.T, what string, defs map[string]openAPISchema) {
 		{"YurtAppDaemonSpec", "", []string{"selector", "workloadTemplate", "nodepoolSelector"}},
 		{"NodePool", "apps.openyurt.io", []string{"metadata", "spec", "status"}},
 		{"NodePoolSpec", "", []string{"type", "selector", "taints"}},
+		{"YurtAppSet", "apps.openyurt.io", []string{"metadata", "spec", "status"}},
+		{"YurtAppSetSpec", "", []string{"workload", "nodepoolSelector", "pools", "revisionHistoryLimit"}},
+		{"Workload", "", []string{"workloadTemplate", "workloadTweaks"}},
+		{"WorkloadTweak", "", []string{"nodepoolSelector", "pools", "tweaks"}},
+		{"Tweaks", "", []string{"replicas", "containerImages", "patches"}},
+		{"Patch", "", []string{"path", "operation", "value"}},
+		{"YurtAppSetStatus", "", []string{"observedGeneration", "collisionCount", "currentRevision", "conditions",
+			"readyWorkloads", "updatedWorkloads", "totalWorkloads"}},
 	} {
 		if what != "v2" && (strings.HasPrefix(w.typeName, "TApp") != strings.Contains(what, "tkestack")) {
 			continue
 		}
-		if strings.Contains(what, "v1beta1") && !strings.HasPrefix(w.typeName, "NodePool") {
-			continue // apps.openyurt.io/v1beta1 serves NodePools only
+		yasType := strings.HasPrefix(w.typeName, "YurtAppSet") || slices.Contains([]string{"Workload", "WorkloadTweak", "Tweaks", "Patch"}, w.typeName)
+		if strings.Contains(what, "v1beta1") && !strings.HasPrefix(w.typeName, "NodePool") && !yasType {
+			continue // apps.openyurt.io/v1beta1 serves NodePools and YurtAppSets
+		}
+		if strings.Contains(what, "v1alpha1") && yasType {
+			continue // YurtAppSet exists in v1beta1 only
+		}
+		if w.group == "" && yasType {
+			w.typeName = "v1beta1." + w.typeName // Workload and Patch are common names: take ours
 		}
 		name, def, ok := findSchema(defs, w.typeName, w.group)
 		if !ok {
@@ -103,6 +118,8 @@ func TestOpenAPI(t *testing.T) {
 		"/apis/apps.openyurt.io/v1alpha1/namespaces/{namespace}/yurtappdaemons",
 		"/apis/apps.openyurt.io/v1beta1/nodepools/{name}",
 		"/apis/apps.openyurt.io/v1beta1/nodepools/{name}/status",
+		"/apis/apps.openyurt.io/v1beta1/namespaces/{namespace}/yurtappsets/{name}",
+		"/apis/apps.openyurt.io/v1beta1/namespaces/{namespace}/yurtappsets/{name}/status",
 	} {
 		if _, ok := v2.Paths[p]; !ok {
 			t.Errorf("/openapi/v2 has no path %s", p)
@@ -111,6 +128,9 @@ func TestOpenAPI(t *testing.T) {
 
 	if _, ok := v2.Paths["/apis/apps.openyurt.io/v1beta1/namespaces/{namespace}/yurtappdaemons"]; ok {
 		t.Errorf("/openapi/v2 has yurtappdaemons in apps.openyurt.io/v1beta1")
+	}
+	if _, ok := v2.Paths["/apis/apps.openyurt.io/v1alpha1/namespaces/{namespace}/yurtappsets"]; ok {
+		t.Errorf("/openapi/v2 has yurtappsets in apps.openyurt.io/v1alpha1")
 	}
 	checkNodePoolVersions(t, "v2", v2.Definitions)
 
@@ -349,7 +369,8 @@ func TestDiscovery(t *testing.T) {
 }
 
 // checkBetaResources: apps.openyurt.io/v1beta1 serves nodepools and nodepools/status, with the short name,
-// verbs and scope of v1alpha1, and no YurtAppDaemons.
+// verbs and scope of v1alpha1, and yurtappsets with OpenYurt's short name and category, and no
+// YurtAppDaemons.
 func checkBetaResources(t *testing.T, what string, list *metav1.APIResourceList) {
 	t.Helper()
 	if list == nil {
@@ -360,8 +381,26 @@ func checkBetaResources(t *testing.T, what string, list *metav1.APIResourceList)
 		names = append(names, r.Name)
 	}
 	sort.Strings(names)
-	if want := []string{"nodepools", "nodepools/status"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"nodepools", "nodepools/status", "yurtappsets", "yurtappsets/status"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("%s: apps.openyurt.io/v1beta1 resources = %v, want %v", what, names, want)
+	}
+	if yas := findResource(list, "yurtappsets"); yas == nil {
+		t.Errorf("%s: no yurtappsets in apps.openyurt.io/v1beta1", what)
+	} else {
+		if yas.Kind != "YurtAppSet" || !yas.Namespaced || !reflect.DeepEqual(yas.ShortNames, []string{"yas"}) ||
+			!reflect.DeepEqual(yas.Categories, []string{"yurt"}) {
+			t.Errorf("%s: yurtappsets kind=%s namespaced=%v shortNames=%v categories=%v, want YurtAppSet, namespaced, [yas], [yurt]",
+				what, yas.Kind, yas.Namespaced, yas.ShortNames, yas.Categories)
+		}
+		verbs := "," + strings.Join(yas.Verbs, ",") + ","
+		for _, v := range []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"} {
+			if !strings.Contains(verbs, ","+v+",") {
+				t.Errorf("%s: yurtappsets verbs %v lack %s", what, yas.Verbs, v)
+			}
+		}
+		if status := findResource(list, "yurtappsets/status"); status == nil || status.Kind != "YurtAppSet" {
+			t.Errorf("%s: yurtappsets/status = %+v, want kind YurtAppSet", what, status)
+		}
 	}
 	pools := findResource(list, "nodepools")
 	if pools == nil {

@@ -18,7 +18,7 @@ func NewMigrateStorageCommand(ctx context.Context) *cobra.Command {
 	m := &storageversion.Migrator{PageSize: 100}
 	cmd := &cobra.Command{
 		Use:   "migrate-storage --progress-file=FILE",
-		Short: "Rewrite every stored TApp, YurtAppDaemon and NodePool once, in the server's current storage media type and version",
+		Short: "Rewrite every stored TApp, YurtAppDaemon, YurtAppSet and NodePool once, in the server's current storage media type and version",
 		Long: "migrate-storage lists every object of every resource the running tapp-apiserver serves and updates it " +
 			"unchanged, through the API (kube-apiserver's aggregator, or the server itself), so that the server " +
 			"stores it again in its --storage-media-type and storage version; an object already stored that way is " +

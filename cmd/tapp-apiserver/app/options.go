@@ -69,8 +69,8 @@ func NewOptions() *Options {
 
 	// Object-count quotas: kube-apiserver only proxies our resources, so quota is enforced here.
 	quota.Register(o.Recommended.Admission.Plugins)
-	// Pod templates of TApps are checked with a dry-run pod create, workload templates of YurtAppDaemons with
-	// a dry-run Deployment or StatefulSet create; NodePools with nodes cannot be deleted.
+	// Pod templates of TApps are checked with a dry-run pod create, workload templates of YurtAppDaemons and
+	// YurtAppSets with a dry-run Deployment or StatefulSet create; NodePools with nodes cannot be deleted.
 	// The dry runs go through a client of their own (see ExtraAdmissionInitializers below). Both run before
 	// ResourceQuota, which charges usage when it admits and must therefore come last.
 	podtemplate.Register(o.Recommended.Admission.Plugins)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -208,6 +209,8 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 			}
 		}
 		return p.check(ctx, yadSubject, yad.Name, namespace, []*templateCheck{c})
+	case yurtAppSetsResource:
+		return p.validateYurtAppSet(ctx, a)
 	}
 	return nil
 }
@@ -233,6 +236,9 @@ type templateCheck struct {
 	// key is the verdict cache key of object ("": not remembered), found at generation of the cache.
 	key        string
 	generation uint64
+	// baseline, when set, is a check of the same template without this check's changes (a YurtAppSet's
+	// template without the tweak): refusals the baseline got too are reported once, by the baseline.
+	baseline *templateCheck
 }
 
 // remembering returns the verdict cache's generation, and whether verdicts of dry-run creates of
@@ -328,12 +334,28 @@ func (p *Plugin) check(ctx context.Context, s subject, name, namespace string, c
 		}()
 	}
 	wg.Wait()
+	index := map[*templateCheck]int{}
 	for i, c := range checks {
+		index[c] = i
 		if remembered[answeredBy[i]] {
 			continue // allowed a moment ago, and nothing admission reads has changed since
 		}
 		v := &verdicts[i]
 		v.errs, v.missing, v.unavailable = judge(c, answers[answeredBy[i]])
+	}
+	for i, c := range checks {
+		if c.baseline == nil {
+			continue
+		}
+		b, ok := index[c.baseline]
+		if !ok {
+			continue
+		}
+		v := &verdicts[i]
+		v.errs = slices.DeleteFunc(v.errs, func(e *field.Error) bool { return sameAsBaseline(c, e, verdicts[b].errs) })
+		if v.missing == verdicts[b].missing {
+			v.missing = "" // the template refers to something that does not exist yet: warned once
+		}
 	}
 
 	// Every template's verdict counts: one that could not be checked does not hide the refusal of another.

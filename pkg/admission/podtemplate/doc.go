@@ -1,7 +1,8 @@
 // Package podtemplate is the TAppPodTemplateDryRun admission plugin. It checks every workload template of a
-// TApp or a YurtAppDaemon against the real core API before the object is stored, so a template whose pods or
-// workloads the core API would refuse is refused at `kubectl apply` instead of surfacing later as creation
-// failures of the controller, retried forever.
+// TApp, a YurtAppDaemon or a YurtAppSet against the real core API before the object is stored, so a template
+// whose pods or workloads the core API would refuse is refused at `kubectl apply` instead of surfacing later
+// as creation failures of the controller, retried forever. A YurtAppSet's template is checked as rendered,
+// and again with each of its tweaks applied (yurtappset.go), when spec.workload changed.
 //
 // One mechanism serves both kinds: each template becomes the object its controller would create from it
 // (a pod for a TApp template; a Deployment or StatefulSet for a YurtAppDaemon's deploymentTemplate or

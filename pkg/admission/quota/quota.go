@@ -1,5 +1,5 @@
 // Package quota makes ResourceQuota object counts (count/tapps.apps.tkestack.io,
-// count/yurtappdaemons.apps.openyurt.io) hold for the resources this server stores. Requests for them are
+// count/yurtappdaemons.apps.openyurt.io, count/yurtappsets.apps.openyurt.io) hold for the resources this server stores. Requests for them are
 // proxied by kube-apiserver's aggregator, so its own quota admission never sees them: the ResourceQuota
 // admission plugin has to run here, with an evaluator per counted resource.
 package quota
@@ -27,6 +27,7 @@ const PluginName = resourcequota.PluginName
 var CountedResources = []schema.GroupVersionResource{
 	{Group: "apps.tkestack.io", Version: "v1", Resource: "tapps"},
 	{Group: "apps.openyurt.io", Version: "v1alpha1", Resource: "yurtappdaemons"},
+	{Group: "apps.openyurt.io", Version: "v1beta1", Resource: "yurtappsets"},
 }
 
 // Register adds the ResourceQuota admission plugin.

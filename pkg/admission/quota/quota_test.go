@@ -33,7 +33,7 @@ func TestInitializerConfiguresObjectCounts(t *testing.T) {
 	}
 	got := map[schema.GroupResource]string{}
 	for _, e := range plugin.configuration.Evaluators() {
-		names := e.MatchingResources([]corev1.ResourceName{"count/tapps.apps.tkestack.io", "count/yurtappdaemons.apps.openyurt.io", "pods"})
+		names := e.MatchingResources([]corev1.ResourceName{"count/tapps.apps.tkestack.io", "count/yurtappdaemons.apps.openyurt.io", "count/yurtappsets.apps.openyurt.io", "pods"})
 		if len(names) != 1 {
 			t.Errorf("%v matches %v, want exactly its own count", e.GroupResource(), names)
 			continue
@@ -43,6 +43,7 @@ func TestInitializerConfiguresObjectCounts(t *testing.T) {
 	want := map[schema.GroupResource]string{
 		{Group: "apps.tkestack.io", Resource: "tapps"}:          "count/tapps.apps.tkestack.io",
 		{Group: "apps.openyurt.io", Resource: "yurtappdaemons"}: "count/yurtappdaemons.apps.openyurt.io",
+		{Group: "apps.openyurt.io", Resource: "yurtappsets"}:    "count/yurtappsets.apps.openyurt.io",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("evaluators = %v, want %v", got, want)

@@ -5,7 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// GroupName is the API group served for YurtAppDaemons and NodePools.
+// GroupName is the API group served for YurtAppDaemons, YurtAppSets and NodePools.
 const GroupName = "apps.openyurt.io"
 
 // SchemeGroupVersion is the internal version of the group.
@@ -32,6 +32,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion,
 		&YurtAppDaemon{}, &YurtAppDaemonList{},
 		&NodePool{}, &NodePoolList{},
+		&YurtAppSet{}, &YurtAppSetList{},
 	)
 	return nil
 }

@@ -3,6 +3,7 @@ package openyurt
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -165,4 +166,121 @@ type NodePoolList struct {
 	metav1.ListMeta
 
 	Items []NodePool
+}
+
+// Well-known keys of YurtAppSets.
+const (
+	// YurtAppSetOwnerLabel on a YurtAppSet's workload names the YurtAppSet it belongs to.
+	YurtAppSetOwnerLabel = "apps.openyurt.io/ref-yurtappset"
+	// NodePoolNamePlaceholder in a tweak patch's value is replaced by the name of the pool the workload serves.
+	NodePoolNamePlaceholder = "{{nodepool-name}}"
+)
+
+// YurtAppSetConditionType is the type of a YurtAppSet condition.
+type YurtAppSetConditionType string
+
+// Condition types of a YurtAppSet, with upstream's meanings.
+const (
+	// AppSetAppDispatched is True when every workload the YurtAppSet wants was created.
+	AppSetAppDispatched YurtAppSetConditionType = "AppDispatched"
+	// AppSetAppDeleted is True when every workload the YurtAppSet no longer wants was deleted.
+	AppSetAppDeleted YurtAppSetConditionType = "AppDeleted"
+	// AppSetAppUpdated is True when every workload was updated to the current revision.
+	AppSetAppUpdated YurtAppSetConditionType = "AppUpdated"
+	// AppSetAppReady is True when every workload is ready.
+	AppSetAppReady YurtAppSetConditionType = "AppReady"
+	// AppSetPoolFound is False when no pool matches spec.nodepoolSelector or spec.pools.
+	AppSetPoolFound YurtAppSetConditionType = "PoolFound"
+)
+
+// PatchOperation is the operation of a tweak patch: add, remove or replace (RFC 6902).
+type PatchOperation string
+
+// Patch operations.
+const (
+	PatchOperationAdd     PatchOperation = "add"
+	PatchOperationRemove  PatchOperation = "remove"
+	PatchOperationReplace PatchOperation = "replace"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// YurtAppSet runs one Deployment or StatefulSet per selected NodePool, with per-pool tweaks.
+type YurtAppSet struct {
+	metav1.TypeMeta
+	metav1.ObjectMeta
+
+	Spec   YurtAppSetSpec
+	Status YurtAppSetStatus
+}
+
+// YurtAppSetSpec is the desired state of a YurtAppSet.
+type YurtAppSetSpec struct {
+	Workload             Workload
+	NodePoolSelector     *metav1.LabelSelector
+	Pools                []string
+	RevisionHistoryLimit *int32
+}
+
+// Workload is the workload template of a YurtAppSet and its per-pool tweaks.
+type Workload struct {
+	WorkloadTemplate WorkloadTemplate
+	WorkloadTweaks   []WorkloadTweak
+}
+
+// WorkloadTweak is a set of tweaks and the pools whose workloads they apply to.
+type WorkloadTweak struct {
+	NodePoolSelector *metav1.LabelSelector
+	Pools            []string
+	Tweaks           Tweaks
+}
+
+// Tweaks change the workload rendered for a pool.
+type Tweaks struct {
+	Replicas        *int32
+	ContainerImages []ContainerImage
+	Patches         []Patch
+}
+
+// ContainerImage replaces the image of a container (or init container) by name.
+type ContainerImage struct {
+	Name        string
+	TargetImage string
+}
+
+// Patch is one JSON patch operation on the rendered workload.
+type Patch struct {
+	Path      string
+	Operation PatchOperation
+	Value     *apiextensionsv1.JSON
+}
+
+// YurtAppSetStatus is the observed state of a YurtAppSet.
+type YurtAppSetStatus struct {
+	ObservedGeneration int64
+	CollisionCount     *int32
+	CurrentRevision    string
+	Conditions         []YurtAppSetCondition
+	ReadyWorkloads     int32
+	UpdatedWorkloads   int32
+	TotalWorkloads     int32
+}
+
+// YurtAppSetCondition is one observation of a YurtAppSet's state.
+type YurtAppSetCondition struct {
+	Type               YurtAppSetConditionType
+	Status             corev1.ConditionStatus
+	LastTransitionTime metav1.Time
+	Reason             string
+	Message            string
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// YurtAppSetList is a list of YurtAppSets.
+type YurtAppSetList struct {
+	metav1.TypeMeta
+	metav1.ListMeta
+
+	Items []YurtAppSet
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/nodepool"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/yurtappdaemon"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/yurtappset"
 )
 
 // registry lists every controller by the name --controllers uses.
@@ -19,6 +20,12 @@ var registry = map[string]initFunc{
 	yurtappdaemon.Name: func(c *Context) (Controller, error) {
 		return yurtappdaemon.NewController(c.KubeClient, c.Client,
 			c.Informers.OpenYurtApps().V1alpha1().YurtAppDaemons(), c.Informers.OpenYurtApps().V1alpha1().NodePools(),
+			c.KubeInformers.Apps().V1().Deployments(), c.KubeInformers.Apps().V1().StatefulSets(),
+			c.KubeInformers.Apps().V1().ControllerRevisions(), c.Recorder, clock.RealClock{})
+	},
+	yurtappset.Name: func(c *Context) (Controller, error) {
+		return yurtappset.NewController(c.KubeClient, c.Client,
+			c.Informers.OpenYurtApps().V1beta1().YurtAppSets(), c.Informers.OpenYurtApps().V1alpha1().NodePools(),
 			c.KubeInformers.Apps().V1().Deployments(), c.KubeInformers.Apps().V1().StatefulSets(),
 			c.KubeInformers.Apps().V1().ControllerRevisions(), c.Recorder, clock.RealClock{})
 	},

@@ -58,12 +58,36 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &openyurtv1alpha1.YurtAppDaemonStatusApplyConfiguration{}
 
 		// Group=apps.openyurt.io, Version=v1beta1
+	case v1beta1.SchemeGroupVersion.WithKind("ContainerImage"):
+		return &openyurtv1beta1.ContainerImageApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("DeploymentTemplateSpec"):
+		return &openyurtv1beta1.DeploymentTemplateSpecApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("NodePool"):
 		return &openyurtv1beta1.NodePoolApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("NodePoolSpec"):
 		return &openyurtv1beta1.NodePoolSpecApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("NodePoolStatus"):
 		return &openyurtv1beta1.NodePoolStatusApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("Patch"):
+		return &openyurtv1beta1.PatchApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("StatefulSetTemplateSpec"):
+		return &openyurtv1beta1.StatefulSetTemplateSpecApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("Tweaks"):
+		return &openyurtv1beta1.TweaksApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("Workload"):
+		return &openyurtv1beta1.WorkloadApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("WorkloadTemplate"):
+		return &openyurtv1beta1.WorkloadTemplateApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("WorkloadTweak"):
+		return &openyurtv1beta1.WorkloadTweakApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("YurtAppSet"):
+		return &openyurtv1beta1.YurtAppSetApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("YurtAppSetCondition"):
+		return &openyurtv1beta1.YurtAppSetConditionApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("YurtAppSetSpec"):
+		return &openyurtv1beta1.YurtAppSetSpecApplyConfiguration{}
+	case v1beta1.SchemeGroupVersion.WithKind("YurtAppSetStatus"):
+		return &openyurtv1beta1.YurtAppSetStatusApplyConfiguration{}
 
 		// Group=apps.tkestack.io, Version=v1
 	case v1.SchemeGroupVersion.WithKind("ForceUpdateStrategy"):

@@ -4,6 +4,9 @@
 package fuzzer
 
 import (
+	"strconv"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	runtimeserializer "k8s.io/apimachinery/pkg/runtime/serializer"
 	"sigs.k8s.io/randfill"
 
@@ -27,6 +30,20 @@ var Funcs = func(codecs runtimeserializer.CodecFactory) []interface{} {
 			}
 			if t := spec.WorkloadTemplate.StatefulSetTemplate; t != nil && t.Spec.Selector == nil && spec.Selector != nil {
 				t.Spec.Selector = spec.Selector.DeepCopy()
+			}
+		},
+		func(spec *openyurt.YurtAppSetSpec, c randfill.Continue) {
+			c.FillNoCustom(spec)
+			if spec.RevisionHistoryLimit == nil {
+				limit := int32(openyurt.DefaultRevisionHistoryLimit)
+				spec.RevisionHistoryLimit = &limit
+			}
+		},
+		func(p *openyurt.Patch, c randfill.Continue) {
+			c.FillNoCustom(p)
+			// A value is JSON: fuzzed bytes would not survive encoding.
+			if p.Value != nil {
+				p.Value = &apiextensionsv1.JSON{Raw: []byte(strconv.Quote(c.String(0)))}
 			}
 		},
 		func(spec *openyurt.NodePoolSpec, c randfill.Continue) {

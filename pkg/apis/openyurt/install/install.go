@@ -10,8 +10,8 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta1"
 )
 
-// Install registers the group into scheme. v1beta1 (NodePool only) is preferred, as it was in
-// yurt-app-manager; YurtAppDaemon exists in v1alpha1 only.
+// Install registers the group into scheme. v1beta1 (NodePool and YurtAppSet) is preferred, as it was in
+// yurt-app-manager; YurtAppDaemon exists in v1alpha1 only, YurtAppSet in v1beta1 only.
 func Install(scheme *runtime.Scheme) {
 	utilruntime.Must(openyurt.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))

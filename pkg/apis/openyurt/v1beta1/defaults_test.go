@@ -3,6 +3,8 @@ package v1beta1
 import (
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -27,6 +29,40 @@ func TestSetDefaultsNodePoolType(t *testing.T) {
 			scheme.Default(list)
 			if list.Items[0].Spec.Type != tc.want {
 				t.Errorf("list item type = %q, want %q", list.Items[0].Spec.Type, tc.want)
+			}
+		})
+	}
+}
+
+func TestSetDefaultsYurtAppSet(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	three := int32(3)
+	for name, tc := range map[string]struct {
+		limit     *int32
+		wantLimit int32
+	}{
+		"unset revisionHistoryLimit is 10":   {nil, 10},
+		"a set revisionHistoryLimit is kept": {&three, 3},
+	} {
+		t.Run(name, func(t *testing.T) {
+			yas := &YurtAppSet{Spec: YurtAppSetSpec{
+				RevisionHistoryLimit: tc.limit,
+				Workload: Workload{WorkloadTemplate: WorkloadTemplate{DeploymentTemplate: &DeploymentTemplateSpec{
+					Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+						Containers: []corev1.Container{{Name: "c", Ports: []corev1.ContainerPort{{ContainerPort: 80}}}},
+					}}},
+				}}},
+			}}
+			scheme.Default(yas)
+			if got := yas.Spec.RevisionHistoryLimit; got == nil || *got != tc.wantLimit {
+				t.Errorf("revisionHistoryLimit = %v, want %d", got, tc.wantLimit)
+			}
+			port := yas.Spec.Workload.WorkloadTemplate.DeploymentTemplate.Spec.Template.Spec.Containers[0].Ports[0]
+			if port.Protocol != corev1.ProtocolTCP {
+				t.Errorf("port protocol = %q, want TCP", port.Protocol)
 			}
 		})
 	}

@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// GroupName is the API group served for YurtAppDaemons and NodePools.
+// GroupName is the API group served for YurtAppDaemons, YurtAppSets and NodePools.
 const GroupName = "apps.openyurt.io"
 
 // SchemeGroupVersion is the group version of this package.
@@ -30,7 +30,7 @@ func init() {
 }
 
 func addKnownTypes(scheme *runtime.Scheme) error {
-	scheme.AddKnownTypes(SchemeGroupVersion, &NodePool{}, &NodePoolList{})
+	scheme.AddKnownTypes(SchemeGroupVersion, &NodePool{}, &NodePoolList{}, &YurtAppSet{}, &YurtAppSetList{})
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil
 }

@@ -26,6 +26,7 @@ import (
 
 	openyurt "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	conversion "k8s.io/apimachinery/pkg/conversion"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -38,6 +39,26 @@ func init() {
 // RegisterConversions adds conversion functions to the given scheme.
 // Public to allow building arbitrary schemes.
 func RegisterConversions(s *runtime.Scheme) error {
+	if err := s.AddGeneratedConversionFunc((*ContainerImage)(nil), (*openyurt.ContainerImage)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1beta1_ContainerImage_To_openyurt_ContainerImage(a.(*ContainerImage), b.(*openyurt.ContainerImage), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*openyurt.ContainerImage)(nil), (*ContainerImage)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_openyurt_ContainerImage_To_v1beta1_ContainerImage(a.(*openyurt.ContainerImage), b.(*ContainerImage), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*DeploymentTemplateSpec)(nil), (*openyurt.DeploymentTemplateSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1beta1_DeploymentTemplateSpec_To_openyurt_DeploymentTemplateSpec(a.(*DeploymentTemplateSpec), b.(*openyurt.DeploymentTemplateSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*openyurt.DeploymentTemplateSpec)(nil), (*DeploymentTemplateSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_openyurt_DeploymentTemplateSpec_To_v1beta1_DeploymentTemplateSpec(a.(*openyurt.DeploymentTemplateSpec), b.(*DeploymentTemplateSpec), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*openyurt.NodePool)(nil), (*NodePool)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_openyurt_NodePool_To_v1beta1_NodePool(a.(*openyurt.NodePool), b.(*NodePool), scope)
 	}); err != nil {
@@ -73,12 +94,166 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*Patch)(nil), (*openyurt.Patch)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1beta1_Patch_To_openyurt_Patch(a.(*Patch), b.(*openyurt.Patch), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*openyurt.Patch)(nil), (*Patch)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_openyurt_Patch_To_v1beta1_Patch(a.(*openyurt.Patch), b.(*Patch), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*StatefulSetTemplateSpec)(nil), (*openyurt.StatefulSetTemplateSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1beta1_StatefulSetTemplateSpec_To_openyurt_StatefulSetTemplateSpec(a.(*StatefulSetTemplateSpec), b.(*openyurt.StatefulSetTemplateSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*openyurt.StatefulSetTemplateSpec)(nil), (*StatefulSetTemplateSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_openyurt_StatefulSetTemplateSpec_To_v1beta1_StatefulSetTemplateSpec(a.(*openyurt.StatefulSetTemplateSpec), b.(*StatefulSetTemplateSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*Tweaks)(nil), (*openyurt.Tweaks)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1beta1_Tweaks_To_openyurt_Tweaks(a.(*Tweaks), b.(*openyurt.Tweaks), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*openyurt.Tweaks)(nil), (*Tweaks)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_openyurt_Tweaks_To_v1beta1_Tweaks(a.(*openyurt.Tweaks), b.(*Tweaks), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*Workload)(nil), (*openyurt.Workload)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1beta1_Workload_To_openyurt_Workload(a.(*Workload), b.(*openyurt.Workload), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*openyurt.Workload)(nil), (*Workload)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_openyurt_Workload_To_v1beta1_Workload(a.(*openyurt.Workload), b.(*Workload), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*WorkloadTemplate)(nil), (*openyurt.WorkloadTemplate)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1beta1_WorkloadTemplate_To_openyurt_WorkloadTemplate(a.(*WorkloadTemplate), b.(*openyurt.WorkloadTemplate), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*openyurt.WorkloadTemplate)(nil), (*WorkloadTemplate)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_openyurt_WorkloadTemplate_To_v1beta1_WorkloadTemplate(a.(*openyurt.WorkloadTemplate), b.(*WorkloadTemplate), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*WorkloadTweak)(nil), (*openyurt.WorkloadTweak)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1beta1_WorkloadTweak_To_openyurt_WorkloadTweak(a.(*WorkloadTweak), b.(*openyurt.WorkloadTweak), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*openyurt.WorkloadTweak)(nil), (*WorkloadTweak)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_openyurt_WorkloadTweak_To_v1beta1_WorkloadTweak(a.(*openyurt.WorkloadTweak), b.(*WorkloadTweak), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*YurtAppSet)(nil), (*openyurt.YurtAppSet)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1beta1_YurtAppSet_To_openyurt_YurtAppSet(a.(*YurtAppSet), b.(*openyurt.YurtAppSet), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*openyurt.YurtAppSet)(nil), (*YurtAppSet)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_openyurt_YurtAppSet_To_v1beta1_YurtAppSet(a.(*openyurt.YurtAppSet), b.(*YurtAppSet), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*YurtAppSetCondition)(nil), (*openyurt.YurtAppSetCondition)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1beta1_YurtAppSetCondition_To_openyurt_YurtAppSetCondition(a.(*YurtAppSetCondition), b.(*openyurt.YurtAppSetCondition), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*openyurt.YurtAppSetCondition)(nil), (*YurtAppSetCondition)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_openyurt_YurtAppSetCondition_To_v1beta1_YurtAppSetCondition(a.(*openyurt.YurtAppSetCondition), b.(*YurtAppSetCondition), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*YurtAppSetList)(nil), (*openyurt.YurtAppSetList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1beta1_YurtAppSetList_To_openyurt_YurtAppSetList(a.(*YurtAppSetList), b.(*openyurt.YurtAppSetList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*openyurt.YurtAppSetList)(nil), (*YurtAppSetList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_openyurt_YurtAppSetList_To_v1beta1_YurtAppSetList(a.(*openyurt.YurtAppSetList), b.(*YurtAppSetList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*YurtAppSetSpec)(nil), (*openyurt.YurtAppSetSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1beta1_YurtAppSetSpec_To_openyurt_YurtAppSetSpec(a.(*YurtAppSetSpec), b.(*openyurt.YurtAppSetSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*openyurt.YurtAppSetSpec)(nil), (*YurtAppSetSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_openyurt_YurtAppSetSpec_To_v1beta1_YurtAppSetSpec(a.(*openyurt.YurtAppSetSpec), b.(*YurtAppSetSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*YurtAppSetStatus)(nil), (*openyurt.YurtAppSetStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1beta1_YurtAppSetStatus_To_openyurt_YurtAppSetStatus(a.(*YurtAppSetStatus), b.(*openyurt.YurtAppSetStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*openyurt.YurtAppSetStatus)(nil), (*YurtAppSetStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_openyurt_YurtAppSetStatus_To_v1beta1_YurtAppSetStatus(a.(*openyurt.YurtAppSetStatus), b.(*YurtAppSetStatus), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddConversionFunc((*NodePool)(nil), (*openyurt.NodePool)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1beta1_NodePool_To_openyurt_NodePool(a.(*NodePool), b.(*openyurt.NodePool), scope)
 	}); err != nil {
 		return err
 	}
 	return nil
+}
+
+func autoConvert_v1beta1_ContainerImage_To_openyurt_ContainerImage(in *ContainerImage, out *openyurt.ContainerImage, s conversion.Scope) error {
+	out.Name = in.Name
+	out.TargetImage = in.TargetImage
+	return nil
+}
+
+// Convert_v1beta1_ContainerImage_To_openyurt_ContainerImage is an autogenerated conversion function.
+func Convert_v1beta1_ContainerImage_To_openyurt_ContainerImage(in *ContainerImage, out *openyurt.ContainerImage, s conversion.Scope) error {
+	return autoConvert_v1beta1_ContainerImage_To_openyurt_ContainerImage(in, out, s)
+}
+
+func autoConvert_openyurt_ContainerImage_To_v1beta1_ContainerImage(in *openyurt.ContainerImage, out *ContainerImage, s conversion.Scope) error {
+	out.Name = in.Name
+	out.TargetImage = in.TargetImage
+	return nil
+}
+
+// Convert_openyurt_ContainerImage_To_v1beta1_ContainerImage is an autogenerated conversion function.
+func Convert_openyurt_ContainerImage_To_v1beta1_ContainerImage(in *openyurt.ContainerImage, out *ContainerImage, s conversion.Scope) error {
+	return autoConvert_openyurt_ContainerImage_To_v1beta1_ContainerImage(in, out, s)
+}
+
+func autoConvert_v1beta1_DeploymentTemplateSpec_To_openyurt_DeploymentTemplateSpec(in *DeploymentTemplateSpec, out *openyurt.DeploymentTemplateSpec, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	out.Spec = in.Spec
+	return nil
+}
+
+// Convert_v1beta1_DeploymentTemplateSpec_To_openyurt_DeploymentTemplateSpec is an autogenerated conversion function.
+func Convert_v1beta1_DeploymentTemplateSpec_To_openyurt_DeploymentTemplateSpec(in *DeploymentTemplateSpec, out *openyurt.DeploymentTemplateSpec, s conversion.Scope) error {
+	return autoConvert_v1beta1_DeploymentTemplateSpec_To_openyurt_DeploymentTemplateSpec(in, out, s)
+}
+
+func autoConvert_openyurt_DeploymentTemplateSpec_To_v1beta1_DeploymentTemplateSpec(in *openyurt.DeploymentTemplateSpec, out *DeploymentTemplateSpec, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	out.Spec = in.Spec
+	return nil
+}
+
+// Convert_openyurt_DeploymentTemplateSpec_To_v1beta1_DeploymentTemplateSpec is an autogenerated conversion function.
+func Convert_openyurt_DeploymentTemplateSpec_To_v1beta1_DeploymentTemplateSpec(in *openyurt.DeploymentTemplateSpec, out *DeploymentTemplateSpec, s conversion.Scope) error {
+	return autoConvert_openyurt_DeploymentTemplateSpec_To_v1beta1_DeploymentTemplateSpec(in, out, s)
 }
 
 func autoConvert_v1beta1_NodePool_To_openyurt_NodePool(in *NodePool, out *openyurt.NodePool, s conversion.Scope) error {
@@ -202,4 +377,294 @@ func autoConvert_openyurt_NodePoolStatus_To_v1beta1_NodePoolStatus(in *openyurt.
 // Convert_openyurt_NodePoolStatus_To_v1beta1_NodePoolStatus is an autogenerated conversion function.
 func Convert_openyurt_NodePoolStatus_To_v1beta1_NodePoolStatus(in *openyurt.NodePoolStatus, out *NodePoolStatus, s conversion.Scope) error {
 	return autoConvert_openyurt_NodePoolStatus_To_v1beta1_NodePoolStatus(in, out, s)
+}
+
+func autoConvert_v1beta1_Patch_To_openyurt_Patch(in *Patch, out *openyurt.Patch, s conversion.Scope) error {
+	out.Path = in.Path
+	out.Operation = openyurt.PatchOperation(in.Operation)
+	out.Value = (*apiextensionsv1.JSON)(unsafe.Pointer(in.Value))
+	return nil
+}
+
+// Convert_v1beta1_Patch_To_openyurt_Patch is an autogenerated conversion function.
+func Convert_v1beta1_Patch_To_openyurt_Patch(in *Patch, out *openyurt.Patch, s conversion.Scope) error {
+	return autoConvert_v1beta1_Patch_To_openyurt_Patch(in, out, s)
+}
+
+func autoConvert_openyurt_Patch_To_v1beta1_Patch(in *openyurt.Patch, out *Patch, s conversion.Scope) error {
+	out.Path = in.Path
+	out.Operation = PatchOperation(in.Operation)
+	out.Value = (*apiextensionsv1.JSON)(unsafe.Pointer(in.Value))
+	return nil
+}
+
+// Convert_openyurt_Patch_To_v1beta1_Patch is an autogenerated conversion function.
+func Convert_openyurt_Patch_To_v1beta1_Patch(in *openyurt.Patch, out *Patch, s conversion.Scope) error {
+	return autoConvert_openyurt_Patch_To_v1beta1_Patch(in, out, s)
+}
+
+func autoConvert_v1beta1_StatefulSetTemplateSpec_To_openyurt_StatefulSetTemplateSpec(in *StatefulSetTemplateSpec, out *openyurt.StatefulSetTemplateSpec, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	out.Spec = in.Spec
+	return nil
+}
+
+// Convert_v1beta1_StatefulSetTemplateSpec_To_openyurt_StatefulSetTemplateSpec is an autogenerated conversion function.
+func Convert_v1beta1_StatefulSetTemplateSpec_To_openyurt_StatefulSetTemplateSpec(in *StatefulSetTemplateSpec, out *openyurt.StatefulSetTemplateSpec, s conversion.Scope) error {
+	return autoConvert_v1beta1_StatefulSetTemplateSpec_To_openyurt_StatefulSetTemplateSpec(in, out, s)
+}
+
+func autoConvert_openyurt_StatefulSetTemplateSpec_To_v1beta1_StatefulSetTemplateSpec(in *openyurt.StatefulSetTemplateSpec, out *StatefulSetTemplateSpec, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	out.Spec = in.Spec
+	return nil
+}
+
+// Convert_openyurt_StatefulSetTemplateSpec_To_v1beta1_StatefulSetTemplateSpec is an autogenerated conversion function.
+func Convert_openyurt_StatefulSetTemplateSpec_To_v1beta1_StatefulSetTemplateSpec(in *openyurt.StatefulSetTemplateSpec, out *StatefulSetTemplateSpec, s conversion.Scope) error {
+	return autoConvert_openyurt_StatefulSetTemplateSpec_To_v1beta1_StatefulSetTemplateSpec(in, out, s)
+}
+
+func autoConvert_v1beta1_Tweaks_To_openyurt_Tweaks(in *Tweaks, out *openyurt.Tweaks, s conversion.Scope) error {
+	out.Replicas = (*int32)(unsafe.Pointer(in.Replicas))
+	out.ContainerImages = *(*[]openyurt.ContainerImage)(unsafe.Pointer(&in.ContainerImages))
+	out.Patches = *(*[]openyurt.Patch)(unsafe.Pointer(&in.Patches))
+	return nil
+}
+
+// Convert_v1beta1_Tweaks_To_openyurt_Tweaks is an autogenerated conversion function.
+func Convert_v1beta1_Tweaks_To_openyurt_Tweaks(in *Tweaks, out *openyurt.Tweaks, s conversion.Scope) error {
+	return autoConvert_v1beta1_Tweaks_To_openyurt_Tweaks(in, out, s)
+}
+
+func autoConvert_openyurt_Tweaks_To_v1beta1_Tweaks(in *openyurt.Tweaks, out *Tweaks, s conversion.Scope) error {
+	out.Replicas = (*int32)(unsafe.Pointer(in.Replicas))
+	out.ContainerImages = *(*[]ContainerImage)(unsafe.Pointer(&in.ContainerImages))
+	out.Patches = *(*[]Patch)(unsafe.Pointer(&in.Patches))
+	return nil
+}
+
+// Convert_openyurt_Tweaks_To_v1beta1_Tweaks is an autogenerated conversion function.
+func Convert_openyurt_Tweaks_To_v1beta1_Tweaks(in *openyurt.Tweaks, out *Tweaks, s conversion.Scope) error {
+	return autoConvert_openyurt_Tweaks_To_v1beta1_Tweaks(in, out, s)
+}
+
+func autoConvert_v1beta1_Workload_To_openyurt_Workload(in *Workload, out *openyurt.Workload, s conversion.Scope) error {
+	if err := Convert_v1beta1_WorkloadTemplate_To_openyurt_WorkloadTemplate(&in.WorkloadTemplate, &out.WorkloadTemplate, s); err != nil {
+		return err
+	}
+	out.WorkloadTweaks = *(*[]openyurt.WorkloadTweak)(unsafe.Pointer(&in.WorkloadTweaks))
+	return nil
+}
+
+// Convert_v1beta1_Workload_To_openyurt_Workload is an autogenerated conversion function.
+func Convert_v1beta1_Workload_To_openyurt_Workload(in *Workload, out *openyurt.Workload, s conversion.Scope) error {
+	return autoConvert_v1beta1_Workload_To_openyurt_Workload(in, out, s)
+}
+
+func autoConvert_openyurt_Workload_To_v1beta1_Workload(in *openyurt.Workload, out *Workload, s conversion.Scope) error {
+	if err := Convert_openyurt_WorkloadTemplate_To_v1beta1_WorkloadTemplate(&in.WorkloadTemplate, &out.WorkloadTemplate, s); err != nil {
+		return err
+	}
+	out.WorkloadTweaks = *(*[]WorkloadTweak)(unsafe.Pointer(&in.WorkloadTweaks))
+	return nil
+}
+
+// Convert_openyurt_Workload_To_v1beta1_Workload is an autogenerated conversion function.
+func Convert_openyurt_Workload_To_v1beta1_Workload(in *openyurt.Workload, out *Workload, s conversion.Scope) error {
+	return autoConvert_openyurt_Workload_To_v1beta1_Workload(in, out, s)
+}
+
+func autoConvert_v1beta1_WorkloadTemplate_To_openyurt_WorkloadTemplate(in *WorkloadTemplate, out *openyurt.WorkloadTemplate, s conversion.Scope) error {
+	out.StatefulSetTemplate = (*openyurt.StatefulSetTemplateSpec)(unsafe.Pointer(in.StatefulSetTemplate))
+	out.DeploymentTemplate = (*openyurt.DeploymentTemplateSpec)(unsafe.Pointer(in.DeploymentTemplate))
+	return nil
+}
+
+// Convert_v1beta1_WorkloadTemplate_To_openyurt_WorkloadTemplate is an autogenerated conversion function.
+func Convert_v1beta1_WorkloadTemplate_To_openyurt_WorkloadTemplate(in *WorkloadTemplate, out *openyurt.WorkloadTemplate, s conversion.Scope) error {
+	return autoConvert_v1beta1_WorkloadTemplate_To_openyurt_WorkloadTemplate(in, out, s)
+}
+
+func autoConvert_openyurt_WorkloadTemplate_To_v1beta1_WorkloadTemplate(in *openyurt.WorkloadTemplate, out *WorkloadTemplate, s conversion.Scope) error {
+	out.StatefulSetTemplate = (*StatefulSetTemplateSpec)(unsafe.Pointer(in.StatefulSetTemplate))
+	out.DeploymentTemplate = (*DeploymentTemplateSpec)(unsafe.Pointer(in.DeploymentTemplate))
+	return nil
+}
+
+// Convert_openyurt_WorkloadTemplate_To_v1beta1_WorkloadTemplate is an autogenerated conversion function.
+func Convert_openyurt_WorkloadTemplate_To_v1beta1_WorkloadTemplate(in *openyurt.WorkloadTemplate, out *WorkloadTemplate, s conversion.Scope) error {
+	return autoConvert_openyurt_WorkloadTemplate_To_v1beta1_WorkloadTemplate(in, out, s)
+}
+
+func autoConvert_v1beta1_WorkloadTweak_To_openyurt_WorkloadTweak(in *WorkloadTweak, out *openyurt.WorkloadTweak, s conversion.Scope) error {
+	out.NodePoolSelector = (*v1.LabelSelector)(unsafe.Pointer(in.NodePoolSelector))
+	out.Pools = *(*[]string)(unsafe.Pointer(&in.Pools))
+	if err := Convert_v1beta1_Tweaks_To_openyurt_Tweaks(&in.Tweaks, &out.Tweaks, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1beta1_WorkloadTweak_To_openyurt_WorkloadTweak is an autogenerated conversion function.
+func Convert_v1beta1_WorkloadTweak_To_openyurt_WorkloadTweak(in *WorkloadTweak, out *openyurt.WorkloadTweak, s conversion.Scope) error {
+	return autoConvert_v1beta1_WorkloadTweak_To_openyurt_WorkloadTweak(in, out, s)
+}
+
+func autoConvert_openyurt_WorkloadTweak_To_v1beta1_WorkloadTweak(in *openyurt.WorkloadTweak, out *WorkloadTweak, s conversion.Scope) error {
+	out.NodePoolSelector = (*v1.LabelSelector)(unsafe.Pointer(in.NodePoolSelector))
+	out.Pools = *(*[]string)(unsafe.Pointer(&in.Pools))
+	if err := Convert_openyurt_Tweaks_To_v1beta1_Tweaks(&in.Tweaks, &out.Tweaks, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_openyurt_WorkloadTweak_To_v1beta1_WorkloadTweak is an autogenerated conversion function.
+func Convert_openyurt_WorkloadTweak_To_v1beta1_WorkloadTweak(in *openyurt.WorkloadTweak, out *WorkloadTweak, s conversion.Scope) error {
+	return autoConvert_openyurt_WorkloadTweak_To_v1beta1_WorkloadTweak(in, out, s)
+}
+
+func autoConvert_v1beta1_YurtAppSet_To_openyurt_YurtAppSet(in *YurtAppSet, out *openyurt.YurtAppSet, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1beta1_YurtAppSetSpec_To_openyurt_YurtAppSetSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_v1beta1_YurtAppSetStatus_To_openyurt_YurtAppSetStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1beta1_YurtAppSet_To_openyurt_YurtAppSet is an autogenerated conversion function.
+func Convert_v1beta1_YurtAppSet_To_openyurt_YurtAppSet(in *YurtAppSet, out *openyurt.YurtAppSet, s conversion.Scope) error {
+	return autoConvert_v1beta1_YurtAppSet_To_openyurt_YurtAppSet(in, out, s)
+}
+
+func autoConvert_openyurt_YurtAppSet_To_v1beta1_YurtAppSet(in *openyurt.YurtAppSet, out *YurtAppSet, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_openyurt_YurtAppSetSpec_To_v1beta1_YurtAppSetSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_openyurt_YurtAppSetStatus_To_v1beta1_YurtAppSetStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_openyurt_YurtAppSet_To_v1beta1_YurtAppSet is an autogenerated conversion function.
+func Convert_openyurt_YurtAppSet_To_v1beta1_YurtAppSet(in *openyurt.YurtAppSet, out *YurtAppSet, s conversion.Scope) error {
+	return autoConvert_openyurt_YurtAppSet_To_v1beta1_YurtAppSet(in, out, s)
+}
+
+func autoConvert_v1beta1_YurtAppSetCondition_To_openyurt_YurtAppSetCondition(in *YurtAppSetCondition, out *openyurt.YurtAppSetCondition, s conversion.Scope) error {
+	out.Type = openyurt.YurtAppSetConditionType(in.Type)
+	out.Status = corev1.ConditionStatus(in.Status)
+	out.LastTransitionTime = in.LastTransitionTime
+	out.Reason = in.Reason
+	out.Message = in.Message
+	return nil
+}
+
+// Convert_v1beta1_YurtAppSetCondition_To_openyurt_YurtAppSetCondition is an autogenerated conversion function.
+func Convert_v1beta1_YurtAppSetCondition_To_openyurt_YurtAppSetCondition(in *YurtAppSetCondition, out *openyurt.YurtAppSetCondition, s conversion.Scope) error {
+	return autoConvert_v1beta1_YurtAppSetCondition_To_openyurt_YurtAppSetCondition(in, out, s)
+}
+
+func autoConvert_openyurt_YurtAppSetCondition_To_v1beta1_YurtAppSetCondition(in *openyurt.YurtAppSetCondition, out *YurtAppSetCondition, s conversion.Scope) error {
+	out.Type = YurtAppSetConditionType(in.Type)
+	out.Status = corev1.ConditionStatus(in.Status)
+	out.LastTransitionTime = in.LastTransitionTime
+	out.Reason = in.Reason
+	out.Message = in.Message
+	return nil
+}
+
+// Convert_openyurt_YurtAppSetCondition_To_v1beta1_YurtAppSetCondition is an autogenerated conversion function.
+func Convert_openyurt_YurtAppSetCondition_To_v1beta1_YurtAppSetCondition(in *openyurt.YurtAppSetCondition, out *YurtAppSetCondition, s conversion.Scope) error {
+	return autoConvert_openyurt_YurtAppSetCondition_To_v1beta1_YurtAppSetCondition(in, out, s)
+}
+
+func autoConvert_v1beta1_YurtAppSetList_To_openyurt_YurtAppSetList(in *YurtAppSetList, out *openyurt.YurtAppSetList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]openyurt.YurtAppSet)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1beta1_YurtAppSetList_To_openyurt_YurtAppSetList is an autogenerated conversion function.
+func Convert_v1beta1_YurtAppSetList_To_openyurt_YurtAppSetList(in *YurtAppSetList, out *openyurt.YurtAppSetList, s conversion.Scope) error {
+	return autoConvert_v1beta1_YurtAppSetList_To_openyurt_YurtAppSetList(in, out, s)
+}
+
+func autoConvert_openyurt_YurtAppSetList_To_v1beta1_YurtAppSetList(in *openyurt.YurtAppSetList, out *YurtAppSetList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]YurtAppSet)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_openyurt_YurtAppSetList_To_v1beta1_YurtAppSetList is an autogenerated conversion function.
+func Convert_openyurt_YurtAppSetList_To_v1beta1_YurtAppSetList(in *openyurt.YurtAppSetList, out *YurtAppSetList, s conversion.Scope) error {
+	return autoConvert_openyurt_YurtAppSetList_To_v1beta1_YurtAppSetList(in, out, s)
+}
+
+func autoConvert_v1beta1_YurtAppSetSpec_To_openyurt_YurtAppSetSpec(in *YurtAppSetSpec, out *openyurt.YurtAppSetSpec, s conversion.Scope) error {
+	if err := Convert_v1beta1_Workload_To_openyurt_Workload(&in.Workload, &out.Workload, s); err != nil {
+		return err
+	}
+	out.NodePoolSelector = (*v1.LabelSelector)(unsafe.Pointer(in.NodePoolSelector))
+	out.Pools = *(*[]string)(unsafe.Pointer(&in.Pools))
+	out.RevisionHistoryLimit = (*int32)(unsafe.Pointer(in.RevisionHistoryLimit))
+	return nil
+}
+
+// Convert_v1beta1_YurtAppSetSpec_To_openyurt_YurtAppSetSpec is an autogenerated conversion function.
+func Convert_v1beta1_YurtAppSetSpec_To_openyurt_YurtAppSetSpec(in *YurtAppSetSpec, out *openyurt.YurtAppSetSpec, s conversion.Scope) error {
+	return autoConvert_v1beta1_YurtAppSetSpec_To_openyurt_YurtAppSetSpec(in, out, s)
+}
+
+func autoConvert_openyurt_YurtAppSetSpec_To_v1beta1_YurtAppSetSpec(in *openyurt.YurtAppSetSpec, out *YurtAppSetSpec, s conversion.Scope) error {
+	if err := Convert_openyurt_Workload_To_v1beta1_Workload(&in.Workload, &out.Workload, s); err != nil {
+		return err
+	}
+	out.NodePoolSelector = (*v1.LabelSelector)(unsafe.Pointer(in.NodePoolSelector))
+	out.Pools = *(*[]string)(unsafe.Pointer(&in.Pools))
+	out.RevisionHistoryLimit = (*int32)(unsafe.Pointer(in.RevisionHistoryLimit))
+	return nil
+}
+
+// Convert_openyurt_YurtAppSetSpec_To_v1beta1_YurtAppSetSpec is an autogenerated conversion function.
+func Convert_openyurt_YurtAppSetSpec_To_v1beta1_YurtAppSetSpec(in *openyurt.YurtAppSetSpec, out *YurtAppSetSpec, s conversion.Scope) error {
+	return autoConvert_openyurt_YurtAppSetSpec_To_v1beta1_YurtAppSetSpec(in, out, s)
+}
+
+func autoConvert_v1beta1_YurtAppSetStatus_To_openyurt_YurtAppSetStatus(in *YurtAppSetStatus, out *openyurt.YurtAppSetStatus, s conversion.Scope) error {
+	out.ObservedGeneration = in.ObservedGeneration
+	out.CollisionCount = (*int32)(unsafe.Pointer(in.CollisionCount))
+	out.CurrentRevision = in.CurrentRevision
+	out.Conditions = *(*[]openyurt.YurtAppSetCondition)(unsafe.Pointer(&in.Conditions))
+	out.ReadyWorkloads = in.ReadyWorkloads
+	out.UpdatedWorkloads = in.UpdatedWorkloads
+	out.TotalWorkloads = in.TotalWorkloads
+	return nil
+}
+
+// Convert_v1beta1_YurtAppSetStatus_To_openyurt_YurtAppSetStatus is an autogenerated conversion function.
+func Convert_v1beta1_YurtAppSetStatus_To_openyurt_YurtAppSetStatus(in *YurtAppSetStatus, out *openyurt.YurtAppSetStatus, s conversion.Scope) error {
+	return autoConvert_v1beta1_YurtAppSetStatus_To_openyurt_YurtAppSetStatus(in, out, s)
+}
+
+func autoConvert_openyurt_YurtAppSetStatus_To_v1beta1_YurtAppSetStatus(in *openyurt.YurtAppSetStatus, out *YurtAppSetStatus, s conversion.Scope) error {
+	out.ObservedGeneration = in.ObservedGeneration
+	out.CollisionCount = (*int32)(unsafe.Pointer(in.CollisionCount))
+	out.CurrentRevision = in.CurrentRevision
+	out.Conditions = *(*[]YurtAppSetCondition)(unsafe.Pointer(&in.Conditions))
+	out.ReadyWorkloads = in.ReadyWorkloads
+	out.UpdatedWorkloads = in.UpdatedWorkloads
+	out.TotalWorkloads = in.TotalWorkloads
+	return nil
+}
+
+// Convert_openyurt_YurtAppSetStatus_To_v1beta1_YurtAppSetStatus is an autogenerated conversion function.
+func Convert_openyurt_YurtAppSetStatus_To_v1beta1_YurtAppSetStatus(in *openyurt.YurtAppSetStatus, out *YurtAppSetStatus, s conversion.Scope) error {
+	return autoConvert_openyurt_YurtAppSetStatus_To_v1beta1_YurtAppSetStatus(in, out, s)
 }

@@ -22,6 +22,16 @@ limitations under the License.
 package v1beta1
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ContainerImage) OpenAPIModelName() string {
+	return "io.openyurt.apps.v1beta1.ContainerImage"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in DeploymentTemplateSpec) OpenAPIModelName() string {
+	return "io.openyurt.apps.v1beta1.DeploymentTemplateSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in NodePool) OpenAPIModelName() string {
 	return "io.openyurt.apps.v1beta1.NodePool"
 }
@@ -39,4 +49,59 @@ func (in NodePoolSpec) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in NodePoolStatus) OpenAPIModelName() string {
 	return "io.openyurt.apps.v1beta1.NodePoolStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Patch) OpenAPIModelName() string {
+	return "io.openyurt.apps.v1beta1.Patch"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in StatefulSetTemplateSpec) OpenAPIModelName() string {
+	return "io.openyurt.apps.v1beta1.StatefulSetTemplateSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Tweaks) OpenAPIModelName() string {
+	return "io.openyurt.apps.v1beta1.Tweaks"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Workload) OpenAPIModelName() string {
+	return "io.openyurt.apps.v1beta1.Workload"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in WorkloadTemplate) OpenAPIModelName() string {
+	return "io.openyurt.apps.v1beta1.WorkloadTemplate"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in WorkloadTweak) OpenAPIModelName() string {
+	return "io.openyurt.apps.v1beta1.WorkloadTweak"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in YurtAppSet) OpenAPIModelName() string {
+	return "io.openyurt.apps.v1beta1.YurtAppSet"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in YurtAppSetCondition) OpenAPIModelName() string {
+	return "io.openyurt.apps.v1beta1.YurtAppSetCondition"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in YurtAppSetList) OpenAPIModelName() string {
+	return "io.openyurt.apps.v1beta1.YurtAppSetList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in YurtAppSetSpec) OpenAPIModelName() string {
+	return "io.openyurt.apps.v1beta1.YurtAppSetSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in YurtAppSetStatus) OpenAPIModelName() string {
+	return "io.openyurt.apps.v1beta1.YurtAppSetStatus"
 }

@@ -1,6 +1,6 @@
-// Package validation checks YurtAppDaemons and NodePools of the internal apps.openyurt.io API on create,
-// update and status update. It runs after defaulting, so the template selector is expected to be a copy of
-// spec.selector and the pool type to be set.
+// Package validation checks YurtAppDaemons, YurtAppSets (yurtappset.go) and NodePools of the internal
+// apps.openyurt.io API on create, update and status update. It runs after defaulting, so a YurtAppDaemon's
+// template selector is expected to be a copy of its spec.selector and the pool type to be set.
 //
 // Unlike the original webhooks it validates the whole workload spec (Deployment or StatefulSet), the
 // nodepoolSelector and the lengths of names that end up in label values of child workloads and nodes,
@@ -150,29 +150,43 @@ func validateYurtAppDaemonSpec(spec *openyurt.YurtAppDaemonSpec, fldPath *field.
 	default:
 		allErrs = append(allErrs, field.Required(wtPath, templateRequiredMsg))
 	}
+	selectors := templateSelectors{spec: spec.Selector, metadata: selector, pods: selector}
 	if t := wt.DeploymentTemplate; t != nil {
-		allErrs = append(allErrs, validateDeploymentTemplate(t, spec.Selector, selector, wtPath.Child("deploymentTemplate"))...)
+		allErrs = append(allErrs, validateDeploymentTemplate(t, selectors, wtPath.Child("deploymentTemplate"))...)
 	}
 	if t := wt.StatefulSetTemplate; t != nil {
-		allErrs = append(allErrs, validateStatefulSetTemplate(t, spec.Selector, selector, wtPath.Child("statefulSetTemplate"))...)
+		allErrs = append(allErrs, validateStatefulSetTemplate(t, selectors, wtPath.Child("statefulSetTemplate"))...)
 	}
 	return allErrs
+}
+
+// templateSelectors are the selectors a workload template must agree with. A YurtAppDaemon's template takes
+// all three from spec.selector; a YurtAppSet's has only its own selector, which its pod template's labels
+// must match.
+type templateSelectors struct {
+	// spec, when set, is the selector the template's own selector must equal (a YurtAppDaemon's
+	// spec.selector, copied there by defaulting).
+	spec *metav1.LabelSelector
+	// metadata, when set, must match the template's labels.
+	metadata labels.Selector
+	// pods, when set, must match the labels of the template's pod template.
+	pods labels.Selector
 }
 
 // validateTemplateCommon checks what Deployment and StatefulSet templates share: the workload metadata,
 // the workload selector, the pod template labels and the pod template itself.
 func validateTemplateCommon(meta *metav1.ObjectMeta, workloadSelector *metav1.LabelSelector, podTemplate *corev1.PodTemplateSpec,
-	claimNames sets.Set[string], specSelector *metav1.LabelSelector, selector labels.Selector, fldPath *field.Path) field.ErrorList {
+	claimNames sets.Set[string], selectors templateSelectors, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	metaPath := fldPath.Child("metadata")
 	allErrs = append(allErrs, metav1validation.ValidateLabels(meta.Labels, metaPath.Child("labels"))...)
 	allErrs = append(allErrs, apivalidation.ValidateAnnotations(meta.Annotations, metaPath.Child("annotations"))...)
-	if selector != nil && !selector.Matches(labels.Set(meta.Labels)) {
+	if selectors.metadata != nil && !selectors.metadata.Matches(labels.Set(meta.Labels)) {
 		allErrs = append(allErrs, field.Invalid(metaPath.Child("labels"), meta.Labels, labelsMismatchMsg))
 	}
 
 	specPath := fldPath.Child("spec")
-	if specSelector != nil {
+	if specSelector := selectors.spec; specSelector != nil {
 		// Defaulting copies spec.selector here; a different one would make the children select other pods
 		// than the YurtAppDaemon believes they own.
 		if workloadSelector == nil {
@@ -183,7 +197,7 @@ func validateTemplateCommon(meta *metav1.ObjectMeta, workloadSelector *metav1.La
 	}
 
 	tplPath := specPath.Child("template")
-	if selector != nil && !selector.Matches(labels.Set(podTemplate.Labels)) {
+	if selectors.pods != nil && !selectors.pods.Matches(labels.Set(podTemplate.Labels)) {
 		allErrs = append(allErrs, field.Invalid(tplPath.Child("metadata", "labels"), podTemplate.Labels, labelsMismatchMsg))
 	}
 	allErrs = append(allErrs, podtemplate.ValidatePodTemplateSpec(podTemplate, claimNames, tplPath)...)
@@ -194,8 +208,8 @@ func validateTemplateCommon(meta *metav1.ObjectMeta, workloadSelector *metav1.La
 	return allErrs
 }
 
-func validateDeploymentTemplate(t *openyurt.DeploymentTemplateSpec, specSelector *metav1.LabelSelector, selector labels.Selector, fldPath *field.Path) field.ErrorList {
-	allErrs := validateTemplateCommon(&t.ObjectMeta, t.Spec.Selector, &t.Spec.Template, nil, specSelector, selector, fldPath)
+func validateDeploymentTemplate(t *openyurt.DeploymentTemplateSpec, selectors templateSelectors, fldPath *field.Path) field.ErrorList {
+	allErrs := validateTemplateCommon(&t.ObjectMeta, t.Spec.Selector, &t.Spec.Template, nil, selectors, fldPath)
 
 	spec := &t.Spec
 	specPath := fldPath.Child("spec")
@@ -234,7 +248,7 @@ func validateDeploymentTemplate(t *openyurt.DeploymentTemplateSpec, specSelector
 	return allErrs
 }
 
-func validateStatefulSetTemplate(t *openyurt.StatefulSetTemplateSpec, specSelector *metav1.LabelSelector, selector labels.Selector, fldPath *field.Path) field.ErrorList {
+func validateStatefulSetTemplate(t *openyurt.StatefulSetTemplateSpec, selectors templateSelectors, fldPath *field.Path) field.ErrorList {
 	spec := &t.Spec
 	specPath := fldPath.Child("spec")
 
@@ -245,7 +259,7 @@ func validateStatefulSetTemplate(t *openyurt.StatefulSetTemplateSpec, specSelect
 		claimErrs = append(claimErrs, validateVolumeClaimTemplate(&spec.VolumeClaimTemplates[i], claimNames, claimsPath.Index(i))...)
 	}
 
-	allErrs := validateTemplateCommon(&t.ObjectMeta, spec.Selector, &spec.Template, claimNames, specSelector, selector, fldPath)
+	allErrs := validateTemplateCommon(&t.ObjectMeta, spec.Selector, &spec.Template, claimNames, selectors, fldPath)
 	allErrs = append(allErrs, claimErrs...)
 
 	if spec.Replicas != nil {

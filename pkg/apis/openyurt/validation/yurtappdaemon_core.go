@@ -112,17 +112,25 @@ func validateStatusContents(status *openyurt.YurtAppDaemonStatus, fldPath *field
 	}
 	condPath := fldPath.Child("conditions")
 	for i, c := range status.Conditions {
-		reasonPath := condPath.Index(i).Child("reason")
-		switch {
-		case c.Reason == "":
-		case len(c.Reason) > maxConditionReasonLength:
-			allErrs = append(allErrs, field.TooLong(reasonPath, "", maxConditionReasonLength))
-		case !conditionReasonPattern.MatchString(c.Reason):
-			allErrs = append(allErrs, field.Invalid(reasonPath, c.Reason, conditionReasonMsg))
-		}
-		if len(c.Message) > maxConditionMessageLength {
-			allErrs = append(allErrs, field.TooLong(condPath.Index(i).Child("message"), "", maxConditionMessageLength))
-		}
+		allErrs = append(allErrs, validateConditionText(c.Reason, c.Message, condPath.Index(i))...)
+	}
+	return allErrs
+}
+
+// validateConditionText bounds a condition's reason and message as the core API bounds a metav1.Condition's.
+// The reason may stay empty (conditions written by yurt-app-manager carry none).
+func validateConditionText(reason, message string, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	reasonPath := fldPath.Child("reason")
+	switch {
+	case reason == "":
+	case len(reason) > maxConditionReasonLength:
+		allErrs = append(allErrs, field.TooLong(reasonPath, "", maxConditionReasonLength))
+	case !conditionReasonPattern.MatchString(reason):
+		allErrs = append(allErrs, field.Invalid(reasonPath, reason, conditionReasonMsg))
+	}
+	if len(message) > maxConditionMessageLength {
+		allErrs = append(allErrs, field.TooLong(fldPath.Child("message"), "", maxConditionMessageLength))
 	}
 	return allErrs
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/poolplacement"
 	"github.com/tapp-io/tapp-apiserver/pkg/ownership"
 )
 
@@ -404,12 +405,8 @@ func updateReasons(live, desired *child, pool *v1alpha1.NodePool, revision strin
 	if live.meta.Labels[RevisionHashLabel] != revision || !podAtRevision {
 		out = append(out, UpdateRevision)
 	}
-	placed := live.meta.Annotations[PlacementHashAnnotation] == desired.meta.Annotations[PlacementHashAnnotation] &&
-		live.pod.Spec.NodeSelector[NodePoolLabel] == pool.Name
-	for i := 0; placed && i < len(pool.Spec.Taints); i++ {
-		placed = anyTolerates(live.pod.Spec.Tolerations, &pool.Spec.Taints[i])
-	}
-	if !placed {
+	if live.meta.Annotations[PlacementHashAnnotation] != desired.meta.Annotations[PlacementHashAnnotation] ||
+		!poolplacement.Placed(&live.pod.Spec, pool.Name, pool.Spec.Taints) {
 		out = append(out, UpdatePlacement)
 	}
 	if desired.replicas != nil && (live.replicas == nil || *live.replicas != *desired.replicas) {

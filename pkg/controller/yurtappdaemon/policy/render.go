@@ -2,9 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"sort"
-
-	"github.com/tapp-io/tapp-apiserver/pkg/stablehash"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +10,7 @@ import (
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/poolplacement"
 )
 
 // ControllerKind is the kind written in the controller ownerReference of every child.
@@ -123,10 +121,7 @@ func renderCommon(yad *v1alpha1.YurtAppDaemon, pool *v1alpha1.NodePool, revision
 
 // PinPodTemplate adds the pool's placement to a pod template, keeping everything the template has:
 //   - labels PoolNameLabel=<pool> and RevisionHashLabel=<revision> (when revision is not empty);
-//   - nodeSelector NodePoolLabel=<pool>, added to the template's nodeSelector (a template value for that
-//     key is overwritten: the child must run in its pool); affinity is kept as is, the scheduler requires
-//     both nodeSelector and required node affinity to match;
-//   - tolerations: the template's, then PoolTolerations for the taints the template does not tolerate.
+//   - the pool's nodeSelector and tolerations (poolplacement.Pin).
 func PinPodTemplate(t *corev1.PodTemplateSpec, pool *v1alpha1.NodePool, revision string) {
 	if t.Labels == nil {
 		t.Labels = map[string]string{}
@@ -135,91 +130,18 @@ func PinPodTemplate(t *corev1.PodTemplateSpec, pool *v1alpha1.NodePool, revision
 	if revision != "" {
 		t.Labels[RevisionHashLabel] = revision
 	}
-	if t.Spec.NodeSelector == nil {
-		t.Spec.NodeSelector = map[string]string{}
-	}
-	t.Spec.NodeSelector[NodePoolLabel] = pool.Name
-	for _, tol := range PoolTolerations(pool) {
-		taint := corev1.Taint{Key: tol.Key, Value: tol.Value, Effect: tol.Effect}
-		if !anyTolerates(t.Spec.Tolerations, &taint) {
-			t.Spec.Tolerations = append(t.Spec.Tolerations, tol)
-		}
-	}
+	poolplacement.Pin(t, pool.Name, pool.Spec.Taints)
 }
 
-// PoolTolerations returns one toleration per taint of the pool, in (key, effect, value) order: operator
-// Equal with the taint's value, or Exists when the value is empty; the effect is the taint's. A taint
-// already tolerated by an earlier toleration of the list gets none (no duplicates).
+// PoolTolerations returns the tolerations of the pool's taints (poolplacement.Tolerations).
 func PoolTolerations(pool *v1alpha1.NodePool) []corev1.Toleration {
-	var out []corev1.Toleration
-	for _, taint := range sortedTaints(pool.Spec.Taints) {
-		if anyTolerates(out, &taint) {
-			continue
-		}
-		tol := corev1.Toleration{Key: taint.Key, Effect: taint.Effect, Operator: corev1.TolerationOpExists}
-		if taint.Value != "" {
-			tol.Operator = corev1.TolerationOpEqual
-			tol.Value = taint.Value
-		}
-		out = append(out, tol)
-	}
-	return out
+	return poolplacement.Tolerations(pool.Spec.Taints)
 }
 
-// PlacementHash is a hash of what a pool contributes to its child beyond its name: its taints (key, value
-// and effect, in any order). It is recorded in PlacementHashAnnotation.
+// PlacementHash is a hash of what a pool contributes to its child beyond its name: its taints
+// (poolplacement.Hash). It is recorded in PlacementHashAnnotation.
 func PlacementHash(pool *v1alpha1.NodePool) string {
-	taints := sortedTaints(pool.Spec.Taints)
-	for i := range taints {
-		taints[i].TimeAdded = nil
-	}
-	return stablehash.Object(struct {
-		Pool   string         `json:"pool"`
-		Taints []corev1.Taint `json:"taints"`
-	}{pool.Name, taints})
-}
-
-func sortedTaints(in []corev1.Taint) []corev1.Taint {
-	out := append([]corev1.Taint(nil), in...)
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Key != b.Key {
-			return a.Key < b.Key
-		}
-		if a.Effect != b.Effect {
-			return a.Effect < b.Effect
-		}
-		return a.Value < b.Value
-	})
-	return out
-}
-
-func anyTolerates(tols []corev1.Toleration, taint *corev1.Taint) bool {
-	for i := range tols {
-		if tolerates(&tols[i], taint) {
-			return true
-		}
-	}
-	return false
-}
-
-// tolerates is the Kubernetes rule for Exists and Equal; numeric operators are not evaluated (a toleration
-// using them does not count, and the pool's own toleration is added).
-func tolerates(t *corev1.Toleration, taint *corev1.Taint) bool {
-	if t.Effect != "" && t.Effect != taint.Effect {
-		return false
-	}
-	if t.Key != "" && t.Key != taint.Key {
-		return false
-	}
-	switch t.Operator {
-	case corev1.TolerationOpExists:
-		return true
-	case "", corev1.TolerationOpEqual:
-		return t.Value == taint.Value
-	default:
-		return false
-	}
+	return poolplacement.Hash(pool.Name, pool.Spec.Taints)
 }
 
 func copyMap(m map[string]string) map[string]string {

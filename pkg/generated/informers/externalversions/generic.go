@@ -63,6 +63,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		// Group=apps.openyurt.io, Version=v1beta1
 	case v1beta1.SchemeGroupVersion.WithResource("nodepools"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.OpenYurtApps().V1beta1().NodePools().Informer()}, nil
+	case v1beta1.SchemeGroupVersion.WithResource("yurtappsets"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.OpenYurtApps().V1beta1().YurtAppSets().Informer()}, nil
 
 		// Group=apps.tkestack.io, Version=v1
 	case v1.SchemeGroupVersion.WithResource("tapps"):

@@ -21,3 +21,11 @@ package v1beta1
 // NodePoolListerExpansion allows custom methods to be added to
 // NodePoolLister.
 type NodePoolListerExpansion interface{}
+
+// YurtAppSetListerExpansion allows custom methods to be added to
+// YurtAppSetLister.
+type YurtAppSetListerExpansion interface{}
+
+// YurtAppSetNamespaceListerExpansion allows custom methods to be added to
+// YurtAppSetNamespaceLister.
+type YurtAppSetNamespaceListerExpansion interface{}

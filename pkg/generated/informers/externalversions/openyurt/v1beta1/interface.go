@@ -26,6 +26,8 @@ import (
 type Interface interface {
 	// NodePools returns a NodePoolInformer.
 	NodePools() NodePoolInformer
+	// YurtAppSets returns a YurtAppSetInformer.
+	YurtAppSets() YurtAppSetInformer
 }
 
 type version struct {
@@ -42,4 +44,9 @@ func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakList
 // NodePools returns a NodePoolInformer.
 func (v *version) NodePools() NodePoolInformer {
 	return &nodePoolInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
+}
+
+// YurtAppSets returns a YurtAppSetInformer.
+func (v *version) YurtAppSets() YurtAppSetInformer {
+	return &yurtAppSetInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }

@@ -19,3 +19,5 @@ limitations under the License.
 package v1beta1
 
 type NodePoolExpansion interface{}
+
+type YurtAppSetExpansion interface{}

@@ -29,6 +29,7 @@ import (
 type OpenYurtAppsV1beta1Interface interface {
 	RESTClient() rest.Interface
 	NodePoolsGetter
+	YurtAppSetsGetter
 }
 
 // OpenYurtAppsV1beta1Client is used to interact with features provided by the apps.openyurt.io group.
@@ -38,6 +39,10 @@ type OpenYurtAppsV1beta1Client struct {
 
 func (c *OpenYurtAppsV1beta1Client) NodePools() NodePoolInterface {
 	return newNodePools(c)
+}
+
+func (c *OpenYurtAppsV1beta1Client) YurtAppSets(namespace string) YurtAppSetInterface {
+	return newYurtAppSets(c, namespace)
 }
 
 // NewForConfig creates a new OpenYurtAppsV1beta1Client for the given config.

@@ -32,6 +32,10 @@ func (c *FakeOpenYurtAppsV1beta1) NodePools() v1beta1.NodePoolInterface {
 	return newFakeNodePools(c)
 }
 
+func (c *FakeOpenYurtAppsV1beta1) YurtAppSets(namespace string) v1beta1.YurtAppSetInterface {
+	return newFakeYurtAppSets(c, namespace)
+}
+
 // RESTClient returns a RESTClient that is used to communicate
 // with API server by this client implementation.
 func (c *FakeOpenYurtAppsV1beta1) RESTClient() rest.Interface {
