@@ -148,13 +148,24 @@ func applyToStatefulSet(s *appsv1.StatefulSet, poolName string, tweaks []v1beta1
 	return nil
 }
 
+// maxBlamedPatches bounds the patches blame tries one prefix at a time (each try applies the prefix again).
+const maxBlamedPatches = 64
+
 // blame runs apply; when it fails for the patched object as a whole (it does not decode, or its identity
 // changed), it applies ever longer prefixes of the patches to a copy of obj to find the first patch after
-// which that happens, and returns the error as that patch's *PatchError.
+// which that happens, and returns the error as that patch's *PatchError. With more than maxBlamedPatches
+// patches the error is returned as it is.
 func blame[T interface{ DeepCopy() T }](obj T, poolName string, tweaks []v1beta1.Tweaks, apply func(T, string, []v1beta1.Tweaks) error) error {
 	err := apply(obj, poolName, tweaks)
 	var pe *PatchError
 	if err == nil || errors.As(err, &pe) {
+		return err
+	}
+	patches := 0
+	for i := range tweaks {
+		patches += len(tweaks[i].Patches)
+	}
+	if patches > maxBlamedPatches {
 		return err
 	}
 	for i := range tweaks {

@@ -436,3 +436,16 @@ func BenchmarkApplyToDeploymentNoPatches(b *testing.B) {
 		}
 	}
 }
+
+func TestBlameIsBounded(t *testing.T) {
+	var patches []v1beta1.Patch
+	for i := 0; i <= maxBlamedPatches; i++ {
+		patches = append(patches, patch(v1beta1.PatchOperationAdd, "/metadata/labels/l", `"v"`))
+	}
+	patches = append(patches, patch(v1beta1.PatchOperationAdd, "/spec/bogus", `1`))
+	err := ApplyToDeployment(deployment(), "hangzhou", []v1beta1.Tweaks{{Patches: patches}})
+	var pe *PatchError
+	if err == nil || errors.As(err, &pe) || !strings.Contains(err.Error(), "unknown field") {
+		t.Errorf("error = %v, want the whole-object error without a patch named", err)
+	}
+}
