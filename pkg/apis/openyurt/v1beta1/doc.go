@@ -8,6 +8,6 @@
 // +k8s:openapi-model-package=io.openyurt.apps.v1beta1
 
 // Package v1beta1 is version v1beta1 of the apps.openyurt.io API group: NodePool only, with the fields of
-// yurt-app-manager's and OpenYurt's v1beta1 (spec.hostNetwork). It is the group's preferred version;
-// objects are stored as v1alpha1 and converted through the internal type.
+// yurt-app-manager's and OpenYurt's v1beta1 (spec.hostNetwork); the fields of v1beta2 ride in annotations.
+// Objects are stored as v1beta2 and converted through the internal type.
 package v1beta1
