@@ -30,7 +30,9 @@ func TestLeaderFieldsFromAnnotations(t *testing.T) {
 		{"replicas padded", map[string]string{LeaderReplicasAnnotation: "03"}, true,
 			func(s NodePoolSpec, _ NodePoolStatus) bool { return s.LeaderReplicas == DefaultLeaderReplicas }},
 		{"selector", map[string]string{LeaderNodeLabelSelectorAnnotation: `{"a":"1","b":"2"}`}, false,
-			func(s NodePoolSpec, _ NodePoolStatus) bool { return reflect.DeepEqual(s.LeaderNodeLabelSelector, map[string]string{"a": "1", "b": "2"}) }},
+			func(s NodePoolSpec, _ NodePoolStatus) bool {
+				return reflect.DeepEqual(s.LeaderNodeLabelSelector, map[string]string{"a": "1", "b": "2"})
+			}},
 		{"selector with spaces", map[string]string{LeaderNodeLabelSelectorAnnotation: `{"a": "1"}`}, true,
 			func(s NodePoolSpec, _ NodePoolStatus) bool { return s.LeaderNodeLabelSelector == nil }},
 		{"selector keys unsorted", map[string]string{LeaderNodeLabelSelectorAnnotation: `{"b":"2","a":"1"}`}, true,
