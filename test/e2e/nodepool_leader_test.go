@@ -45,6 +45,11 @@ func TestNodePoolLeaders(t *testing.T) {
 		if _, err := kubeClient.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatalf("creating node %s: %v", name, err)
 		}
+		// A node kept from an interrupted run may still be marked not ready.
+		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, localcluster.NotReadyLabel)
+		if _, err := kubeClient.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatalf("unmarking node %s: %v", name, err)
+		}
 	}
 	manifest, err := os.ReadFile(repoPath("test", "e2e", "testdata", "openyurt", "nodepool-v1beta2.yaml"))
 	if err != nil {
