@@ -1,6 +1,6 @@
 // Package apiserver assembles the aggregated API server: the scheme, the REST storage of every resource
-// and the API groups apps.tkestack.io/v1 and apps.openyurt.io/v1beta1 (NodePools and YurtAppSets, preferred)
-// and v1alpha1.
+// and the API groups apps.tkestack.io/v1 and apps.openyurt.io/v1beta2 (NodePools, preferred), v1beta1
+// (NodePools and YurtAppSets) and v1alpha1.
 //
 // Everything a request of a resource goes through is declared by that resource's folder under pkg/registry
 // (pkg/registry/tkestack/tapp, pkg/registry/openyurt/yurtappdaemon, pkg/registry/openyurt/yurtappset,
@@ -176,14 +176,18 @@ func apiGroups(optsGetter generic.RESTOptionsGetter) ([]*genericapiserver.APIGro
 		"nodepools":             pools.NodePool,
 		"nodepools/status":      pools.Status,
 	}
-	// One store serves NodePools in both versions; requests are converted through the internal type and
-	// stored as v1alpha1. YurtAppDaemon never had another version, YurtAppSet exists in v1beta1 only (its
-	// v1alpha1 was never served here) and is stored in it.
+	// One store serves NodePools in every version; requests are converted through the internal type and
+	// stored as StorageVersions says (v1beta2). YurtAppDaemon never had another version, YurtAppSet exists in
+	// v1beta1 only (its v1alpha1 was never served here) and is stored in it.
 	openyurtGroup.VersionedResourcesStorageMap["v1beta1"] = map[string]rest.Storage{
 		"nodepools":          pools.NodePool,
 		"nodepools/status":   pools.Status,
 		"yurtappsets":        yass.YurtAppSet,
 		"yurtappsets/status": yass.Status,
+	}
+	openyurtGroup.VersionedResourcesStorageMap["v1beta2"] = map[string]rest.Storage{
+		"nodepools":        pools.NodePool,
+		"nodepools/status": pools.Status,
 	}
 	return []*genericapiserver.APIGroupInfo{&tkestackGroup, &openyurtGroup}, nil
 }

@@ -65,6 +65,8 @@ func TestRequestPaths(t *testing.T) {
 		"apps.openyurt.io/v1beta1/nodepools/status",
 		"apps.openyurt.io/v1beta1/yurtappsets",
 		"apps.openyurt.io/v1beta1/yurtappsets/status",
+		"apps.openyurt.io/v1beta2/nodepools",
+		"apps.openyurt.io/v1beta2/nodepools/status",
 		"apps.tkestack.io/v1/tapps",
 		"apps.tkestack.io/v1/tapps/scale",
 		"apps.tkestack.io/v1/tapps/status",

@@ -27,7 +27,7 @@ var StorageVersions = KindStorageVersions{
 	Kinds: map[schema.GroupKind]string{
 		{Group: tkestackv1.GroupName, Kind: "TApp"}:                "v1",
 		{Group: openyurtv1alpha1.GroupName, Kind: "YurtAppDaemon"}: "v1alpha1",
-		{Group: openyurtv1alpha1.GroupName, Kind: "NodePool"}:      "v1alpha1",
+		{Group: openyurtv1alpha1.GroupName, Kind: "NodePool"}:      "v1beta2",
 		{Group: openyurtv1alpha1.GroupName, Kind: "YurtAppSet"}:    "v1beta1",
 	},
 	Groups: map[string]string{

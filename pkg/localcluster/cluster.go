@@ -521,7 +521,7 @@ func (c *Cluster) registerAPIServices(ctx context.Context) error {
 	if err := c.kubectl(ctx, apiservices, "apply", "--server-side", "--force-conflicts", "-f", "-"); err != nil {
 		return err
 	}
-	for _, name := range []string{"v1.apps.tkestack.io", "v1beta1.apps.openyurt.io", "v1alpha1.apps.openyurt.io"} {
+	for _, name := range []string{"v1.apps.tkestack.io", "v1beta2.apps.openyurt.io", "v1beta1.apps.openyurt.io", "v1alpha1.apps.openyurt.io"} {
 		if err := c.kubectl(ctx, nil, "wait", "--for=condition=Available", "--timeout=120s", "apiservice/"+name); err != nil {
 			return err
 		}

@@ -47,6 +47,9 @@ const (
 	// ControllerResizeInfeasible) or ResizeFailureNode (NodeExpandVolume fails: NodeResizeError,
 	// NodeResizeInfeasible). Removing the annotation lets the expansion be tried again.
 	ResizeFailureAnnotation = "localcluster.tapp.io/resize-failure"
+	// NotReadyLabel "true" on a node makes kwok turn it NotReady until the label is removed
+	// (manifests/kwok.yaml).
+	NotReadyLabel           = "localcluster.tapp.io/not-ready"
 	ResizeFailureController = "controller"
 	ResizeFailureNode       = "node"
 )

@@ -89,6 +89,14 @@ func (c TableConvertor) ConvertToTable(_ context.Context, object runtime.Object,
 	return table, nil
 }
 
+// SinceString renders the time since t for a table cell, like the Age column; "" when t is nil.
+func SinceString(t *metav1.Time) string {
+	if t == nil {
+		return ""
+	}
+	return age(*t)
+}
+
 func age(created metav1.Time) string {
 	if created.IsZero() {
 		return "<unknown>"

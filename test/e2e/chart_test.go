@@ -32,7 +32,7 @@ import (
 var chartProfiles = []string{"default", "external-etcd", "cert-manager", "dev"}
 
 // apiServiceNames are the APIServices the chart and the local cluster register.
-var apiServiceNames = []string{"v1.apps.tkestack.io", "v1alpha1.apps.openyurt.io", "v1beta1.apps.openyurt.io"}
+var apiServiceNames = []string{"v1.apps.tkestack.io", "v1alpha1.apps.openyurt.io", "v1beta1.apps.openyurt.io", "v1beta2.apps.openyurt.io"}
 
 // helmClient is one Helm binary, run against the local cluster with directories of the test's own.
 type helmClient struct {

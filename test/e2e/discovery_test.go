@@ -11,8 +11,8 @@ import (
 // their short names, scope and kinds.
 func TestDiscovery(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"v1.apps.tkestack.io", "v1alpha1.apps.openyurt.io", "v1beta1.apps.openyurt.io"} {
-		// The local cluster waits for the first two; v1beta1 has the same backend and follows within seconds.
+	for _, name := range []string{"v1.apps.tkestack.io", "v1alpha1.apps.openyurt.io", "v1beta1.apps.openyurt.io", "v1beta2.apps.openyurt.io"} {
+		// The local cluster waits for every one; they share one backend.
 		if out, err := kubectl(t, "wait", "--for=condition=Available", "--timeout=60s", "apiservice/"+name); err != nil {
 			t.Errorf("APIService %s is not Available: %v\n%s", name, err, out)
 		}
@@ -23,7 +23,7 @@ func TestDiscovery(t *testing.T) {
 	for _, want := range [][]string{
 		{"tapps", "tapp", "apps.tkestack.io/v1", "true", "TApp"},
 		{"yurtappdaemons", "yad", "apps.openyurt.io/v1alpha1", "true", "YurtAppDaemon"},
-		{"nodepools", "np", "apps.openyurt.io/v1beta1", "false", "NodePool"}, // the group's preferred version
+		{"nodepools", "np", "apps.openyurt.io/v1beta2", "false", "NodePool"}, // the group's preferred version
 	} {
 		var got []string
 		for _, r := range tb.rows {

@@ -98,21 +98,21 @@ func TestNodePoolVersionsKubectl(t *testing.T) {
 
 	t.Run("get", func(t *testing.T) {
 		tb := parseTable(t, mustKubectl(t, "get", "nodepools"))
-		tb.requireHeader(t, "NAME", "TYPE", "READYNODES", "NOTREADYNODES", "AGE")
+		tb.requireHeader(t, "NAME", "TYPE", "READYNODES", "NOTREADYNODES", "LEADERNODES", "LEADERELECTIONAGE", "AGE")
 		if got := tb.cell(t, "npv-beijing", "TYPE"); got != "Cloud" {
 			t.Errorf("kubectl get nodepools: npv-beijing TYPE = %q, want Cloud", got)
 		}
 		if got := tb.cell(t, "npv-hangzhou", "TYPE"); got != "Edge" {
 			t.Errorf("kubectl get nodepools: npv-hangzhou TYPE = %q, want Edge", got)
 		}
-		// Plain `nodepools` and the short name resolve to the preferred version, v1beta1.
+		// Plain `nodepools` and the short name resolve to the preferred version, v1beta2.
 		for _, resource := range []string{"nodepool", "np"} {
-			if got := mustKubectl(t, "get", resource, "npv-hangzhou", "-o", "jsonpath={.apiVersion} {.spec.hostNetwork}"); got != "apps.openyurt.io/v1beta1 true" {
-				t.Errorf("kubectl get %s npv-hangzhou = %q, want apps.openyurt.io/v1beta1 true", resource, got)
+			if got := mustKubectl(t, "get", resource, "npv-hangzhou", "-o", "jsonpath={.apiVersion} {.spec.hostNetwork}"); got != "apps.openyurt.io/v1beta2 true" {
+				t.Errorf("kubectl get %s npv-hangzhou = %q, want apps.openyurt.io/v1beta2 true", resource, got)
 			}
 		}
 		tb = parseTable(t, mustKubectl(t, "get", alpha))
-		tb.requireHeader(t, "NAME", "TYPE", "READYNODES", "NOTREADYNODES", "AGE")
+		tb.requireHeader(t, "NAME", "TYPE", "READYNODES", "NOTREADYNODES", "LEADERNODES", "LEADERELECTIONAGE", "AGE")
 		tb.cell(t, "npv-beijing", "TYPE")
 
 		// Both versions hold every field; v1alpha1 carries hostNetwork as the annotation.
@@ -240,7 +240,10 @@ spec:
 		if strings.Contains(out, "hostNetwork") {
 			t.Errorf("kubectl explain v1alpha1 nodepool.spec shows hostNetwork:\n%s", out)
 		}
-		requireContains(t, "kubectl explain nodepool", mustKubectl(t, "explain", "nodepool"), "VERSION:    v1beta1")
+		requireContains(t, "kubectl explain nodepool", mustKubectl(t, "explain", "nodepool"), "VERSION:    v1beta2")
+		requireContains(t, "kubectl explain nodepool.spec v1beta2", mustKubectl(t, "explain", "nodepool.spec", "--api-version=apps.openyurt.io/v1beta2"),
+			"VERSION:    v1beta2", "enableLeaderElection", "interConnectivity", "leaderElectionStrategy", "leaderNodeLabelSelector",
+			"leaderReplicas", "poolScopeMetadata")
 		out = mustKubectl(t, "explain", "nodepool", "--api-version=apps.openyurt.io/v1beta1")
 		requireContains(t, "kubectl explain nodepool v1beta1", out, "KIND:       NodePool", "spec", "status")
 	})

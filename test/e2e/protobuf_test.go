@@ -44,6 +44,7 @@ func TestProtobufThroughAggregator(t *testing.T) {
 		{"/apis/apps.tkestack.io/v1/namespaces/" + ns + "/tapps/pb/scale", protobuf},
 		{"/apis/apps.tkestack.io/v1/namespaces/" + ns + "/tapps", protobuf + ";as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"},
 		{"/apis/apps.openyurt.io/v1beta1/nodepools", protobuf},
+		{"/apis/apps.openyurt.io/v1beta2/nodepools", protobuf},
 	} {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, cluster.AdminConfig.Host+tc.path, nil)
 		if err != nil {

@@ -327,7 +327,7 @@ func waitServing(t *testing.T) {
 		}
 		return nil
 	})
-	for _, name := range []string{"v1.apps.tkestack.io", "v1alpha1.apps.openyurt.io", "v1beta1.apps.openyurt.io"} {
+	for _, name := range []string{"v1.apps.tkestack.io", "v1alpha1.apps.openyurt.io", "v1beta1.apps.openyurt.io", "v1beta2.apps.openyurt.io"} {
 		pollUntil(t, fenceTimeout, "APIService "+name+" available", func() error {
 			return apiServiceAvailable(t, name, "True")
 		})

@@ -73,6 +73,9 @@ func checkSchemas(t *testing.T, what string, defs map[string]openAPISchema) {
 		if strings.Contains(what, "v1beta1") && !strings.HasPrefix(w.typeName, "NodePool") && !yasType {
 			continue // apps.openyurt.io/v1beta1 serves NodePools and YurtAppSets
 		}
+		if strings.Contains(what, "v1beta2") && !strings.HasPrefix(w.typeName, "NodePool") {
+			continue // apps.openyurt.io/v1beta2 serves NodePools only
+		}
 		if strings.Contains(what, "v1alpha1") && yasType {
 			continue // YurtAppSet exists in v1beta1 only
 		}
@@ -120,6 +123,8 @@ func TestOpenAPI(t *testing.T) {
 		"/apis/apps.openyurt.io/v1beta1/nodepools/{name}/status",
 		"/apis/apps.openyurt.io/v1beta1/namespaces/{namespace}/yurtappsets/{name}",
 		"/apis/apps.openyurt.io/v1beta1/namespaces/{namespace}/yurtappsets/{name}/status",
+		"/apis/apps.openyurt.io/v1beta2/nodepools/{name}",
+		"/apis/apps.openyurt.io/v1beta2/nodepools/{name}/status",
 	} {
 		if _, ok := v2.Paths[p]; !ok {
 			t.Errorf("/openapi/v2 has no path %s", p)
@@ -134,7 +139,7 @@ func TestOpenAPI(t *testing.T) {
 	}
 	checkNodePoolVersions(t, "v2", v2.Definitions)
 
-	for _, gv := range []string{"apps.tkestack.io/v1", "apps.openyurt.io/v1alpha1", "apps.openyurt.io/v1beta1"} {
+	for _, gv := range []string{"apps.tkestack.io/v1", "apps.openyurt.io/v1alpha1", "apps.openyurt.io/v1beta1", "apps.openyurt.io/v1beta2"} {
 		url := s.URL + "/openapi/v3/apis/" + gv
 		code, body := httpGet(t, url, "application/json")
 		if code != http.StatusOK {
@@ -187,20 +192,21 @@ func TestOpenAPI(t *testing.T) {
 	if err := json.Unmarshal(body, &index); err != nil {
 		t.Fatalf("/openapi/v3 is not JSON: %v", err)
 	}
-	for _, p := range []string{"apis/apps.tkestack.io/v1", "apis/apps.openyurt.io/v1alpha1", "apis/apps.openyurt.io/v1beta1"} {
+	for _, p := range []string{"apis/apps.tkestack.io/v1", "apis/apps.openyurt.io/v1alpha1", "apis/apps.openyurt.io/v1beta1", "apis/apps.openyurt.io/v1beta2"} {
 		if _, ok := index.Paths[p]; !ok {
 			t.Errorf("/openapi/v3 does not list %s: %v", p, keys(index.Paths))
 		}
 	}
 }
 
-// checkNodePoolVersions checks the NodePool schemas of each version a document holds: v1beta1's spec has
-// hostNetwork, v1alpha1's does not (it carries it as an annotation), and each NodePool is tagged with its
-// own version, which server-side apply and kubectl explain rely on.
+// checkNodePoolVersions checks the NodePool schemas of each version a document holds: v1beta1's and
+// v1beta2's spec have hostNetwork, v1alpha1's does not (it carries it as an annotation), only v1beta2 has
+// the leader fields, and each NodePool is tagged with its own version, which server-side apply and kubectl
+// explain rely on.
 func checkNodePoolVersions(t *testing.T, what string, defs map[string]openAPISchema) {
 	t.Helper()
 	found := 0
-	for _, version := range []string{"v1alpha1", "v1beta1"} {
+	for _, version := range []string{"v1alpha1", "v1beta1", "v1beta2"} {
 		pool, ok := defs["io.openyurt.apps."+version+".NodePool"]
 		if !ok {
 			continue
@@ -215,8 +221,13 @@ func checkNodePoolVersions(t *testing.T, what string, defs map[string]openAPISch
 			continue
 		}
 		_, hasHostNetwork := spec.Properties["hostNetwork"]
-		if hasHostNetwork != (version == "v1beta1") {
+		if hasHostNetwork != (version != "v1alpha1") {
 			t.Errorf("%s: %s NodePoolSpec has hostNetwork = %v", what, version, hasHostNetwork)
+		}
+		for _, p := range []string{"interConnectivity", "enableLeaderElection", "leaderElectionStrategy", "leaderNodeLabelSelector", "leaderReplicas", "poolScopeMetadata"} {
+			if _, ok := spec.Properties[p]; ok != (version == "v1beta2") {
+				t.Errorf("%s: %s NodePoolSpec has %q = %v", what, version, p, ok)
+			}
 		}
 		for _, p := range []string{"type", "selector", "labels", "annotations", "taints"} {
 			if _, ok := spec.Properties[p]; !ok {
@@ -325,8 +336,8 @@ func TestDiscovery(t *testing.T) {
 	if err != nil {
 		t.Fatalf("server groups: %v", err)
 	}
-	// Versions in order of preference: apps.openyurt.io prefers v1beta1, as yurt-app-manager did.
-	wantGroups := map[string][]string{"apps.tkestack.io": {"v1"}, "apps.openyurt.io": {"v1beta1", "v1alpha1"}}
+	// Versions in order of preference: apps.openyurt.io prefers v1beta2, as OpenYurt v1.7 does.
+	wantGroups := map[string][]string{"apps.tkestack.io": {"v1"}, "apps.openyurt.io": {"v1beta2", "v1beta1", "v1alpha1"}}
 	for _, g := range groups.Groups {
 		if want, ok := wantGroups[g.Name]; ok {
 			var got []string

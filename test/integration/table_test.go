@@ -209,19 +209,21 @@ func TestTableOutput(t *testing.T) {
 	if _, err := pools.UpdateStatus(ctx, pool, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("pool update status: %v", err)
 	}
-	// The same columns and cells in both versions.
-	for _, version := range []string{"v1alpha1", "v1beta1"} {
+	// The same columns and cells in every version.
+	for _, version := range []string{"v1alpha1", "v1beta1", "v1beta2"} {
 		table = getTable(t, rc.Get().AbsPath("/apis/apps.openyurt.io/"+version+"/nodepools/"+name))
 		checkColumns(t, table, []wantColumn{
 			{"Name", "string", 0},
 			{"Type", "string", 0},
 			{"ReadyNodes", "integer", 0},
 			{"NotReadyNodes", "integer", 0},
+			{"LeaderNodes", "string", 0},
+			{"LeaderElectionAge", "string", 0},
 			{"Age", "string", 0},
 			{"Selector", "string", 1},
 		})
 		checkCells(t, "nodepool "+version, rowByName(t, table, name),
-			[]interface{}{name, "Edge", int64(2), int64(1)}, []interface{}{"apps.openyurt.io/nodepool=" + name})
+			[]interface{}{name, "Edge", int64(2), int64(1), "", ""}, []interface{}{"apps.openyurt.io/nodepool=" + name})
 		table = getTable(t, rc.Get().AbsPath("/apis/apps.openyurt.io/"+version+"/nodepools").Param("fieldSelector", "metadata.name="+name))
 		if len(table.Rows) != 1 {
 			t.Errorf("%s nodepools list table filtered by name has %d rows, want 1", version, len(table.Rows))

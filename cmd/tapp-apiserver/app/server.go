@@ -32,7 +32,7 @@ func NewCommand(ctx context.Context, o *Options) *cobra.Command {
 		Use:   "tapp-apiserver",
 		Short: "Serve TApp, YurtAppDaemon, YurtAppSet and NodePool as an aggregated Kubernetes API",
 		Long: "tapp-apiserver serves apps.tkestack.io/v1 TApps, apps.openyurt.io/v1alpha1 YurtAppDaemons, " +
-			"apps.openyurt.io/v1beta1 YurtAppSets and apps.openyurt.io/v1beta1 and v1alpha1 NodePools from its own etcd. Register it with a cluster " +
+			"apps.openyurt.io/v1beta1 YurtAppSets and apps.openyurt.io/v1beta2, v1beta1 and v1alpha1 NodePools from its own etcd. Register it with a cluster " +
 			"through APIServices, or run it with --standalone for local development. In cluster mode it records " +
 			"its store's identity in the cluster and does not serve an empty, other or rewound store (see " +
 			"`tapp-apiserver storage --help`); standalone mode records nothing and has no such protection.",

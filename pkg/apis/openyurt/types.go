@@ -149,6 +149,24 @@ type NodePoolSpec struct {
 	Labels      map[string]string
 	Annotations map[string]string
 	Taints      []corev1.Taint
+
+	// The fields below are OpenYurt's v1beta2 (nodepool_leader.go); older versions carry them as
+	// annotations (leaderannotations.go).
+
+	// InterConnectivity says the pool's nodes reach each other; set only at creation.
+	InterConnectivity bool
+	// EnableLeaderElection makes the NodePool controller elect LeaderReplicas leaders among the pool's nodes.
+	EnableLeaderElection bool
+	// LeaderElectionStrategy is how leaders are chosen: random (any Ready node) or mark (Ready nodes
+	// carrying every label of LeaderNodeLabelSelector).
+	LeaderElectionStrategy LeaderElectionStrategy
+	// LeaderNodeLabelSelector are the labels a node needs to be a leader under the mark strategy.
+	LeaderNodeLabelSelector map[string]string
+	// LeaderReplicas is the number of leaders to elect, at least 1.
+	LeaderReplicas int32
+	// PoolScopeMetadata are the resources shared by the pool's leaders; it always holds
+	// DefaultPoolScopeMetadata.
+	PoolScopeMetadata []metav1.GroupVersionResource
 }
 
 // NodePoolStatus is the observed state of a NodePool.
@@ -156,6 +174,15 @@ type NodePoolStatus struct {
 	ReadyNodeNum   int32
 	UnreadyNodeNum int32
 	Nodes          []string
+
+	// LeaderEndpoints are the elected leaders, sorted by node name.
+	LeaderEndpoints []Leader
+	// LeaderNum is the number of LeaderEndpoints.
+	LeaderNum int32
+	// LeaderLastElectedTime is when the set of leaders last changed.
+	LeaderLastElectedTime *metav1.Time
+	// Conditions of the pool: LeaderReady.
+	Conditions []NodePoolCondition
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -31,6 +31,6 @@ var registry = map[string]initFunc{
 	},
 	nodepool.Name: func(c *Context) (Controller, error) {
 		return nodepool.NewController(c.KubeClient, c.Client,
-			c.Informers.OpenYurtApps().V1alpha1().NodePools(), c.KubeInformers.Core().V1().Nodes(), c.Recorder, clock.RealClock{})
+			c.Informers.OpenYurtApps().V1beta2().NodePools(), c.KubeInformers.Core().V1().Nodes(), c.Recorder, clock.RealClock{})
 	},
 }

@@ -13,12 +13,12 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
-	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta2"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/nodepool/policy"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/workloop"
 	"github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned"
-	openyurtinformers "github.com/tapp-io/tapp-apiserver/pkg/generated/informers/externalversions/openyurt/v1alpha1"
-	openyurtlisters "github.com/tapp-io/tapp-apiserver/pkg/generated/listers/openyurt/v1alpha1"
+	openyurtinformers "github.com/tapp-io/tapp-apiserver/pkg/generated/informers/externalversions/openyurt/v1beta2"
+	openyurtlisters "github.com/tapp-io/tapp-apiserver/pkg/generated/listers/openyurt/v1beta2"
 )
 
 // Name is the controller's name in --controllers, the workqueue and metrics.
@@ -42,6 +42,7 @@ type Controller struct {
 	queue    workqueue.TypedRateLimitingInterface[string]
 	loop     *workloop.Loop
 	recorder record.EventRecorder
+	clock    clock.PassiveClock
 }
 
 // NewController builds the NodePool controller and registers its informers (NodePools, nodes) with their
@@ -56,6 +57,7 @@ func NewController(kubeClient kubernetes.Interface, client versioned.Interface,
 		nodes:      nodeInformer.Lister(),
 		nodeIndex:  nodeInformer.Informer().GetIndexer(),
 		recorder:   recorder,
+		clock:      clk,
 	}
 	c.loop = workloop.New(Name, "NodePool", clk, c.sync, metrics)
 	c.queue = c.loop.Queue
@@ -81,11 +83,12 @@ func NewController(kubeClient kubernetes.Interface, client versioned.Interface,
 // Run syncs NodePools with workers goroutines until ctx is done, and returns once the workers stopped.
 func (c *Controller) Run(ctx context.Context, workers int) { c.loop.Run(ctx, workers) }
 
-// poolUpdated enqueues a pool when its attributes change, and on periodic resyncs; its own status writes
-// are ignored.
+// poolUpdated enqueues a pool when its attributes or its leader election change, and on periodic resyncs;
+// its own status writes are ignored.
 func (c *Controller) poolUpdated(oldObj, newObj any) {
-	old, cur := oldObj.(*v1alpha1.NodePool), newObj.(*v1alpha1.NodePool)
-	if old.ResourceVersion != cur.ResourceVersion && !policy.AttributesChanged(old, cur) && cur.DeletionTimestamp.Equal(old.DeletionTimestamp) {
+	old, cur := oldObj.(*v1beta2.NodePool), newObj.(*v1beta2.NodePool)
+	if old.ResourceVersion != cur.ResourceVersion && !policy.AttributesChanged(old, cur) && !policy.LeaderSpecChanged(old, cur) &&
+		cur.DeletionTimestamp.Equal(old.DeletionTimestamp) {
 		return
 	}
 	c.queue.Add(cur.Name)

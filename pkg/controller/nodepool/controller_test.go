@@ -20,7 +20,7 @@ import (
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta2"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/controllertest"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/nodepool/policy"
 	yurtfake "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/fake"
@@ -39,7 +39,7 @@ type harness struct {
 	recorder *record.FakeRecorder
 }
 
-func newHarness(t *testing.T, pools []*v1alpha1.NodePool, nodes []*corev1.Node) *harness {
+func newHarness(t *testing.T, pools []*v1beta2.NodePool, nodes []*corev1.Node) *harness {
 	var kubeObjs, yurtObjs []runtime.Object
 	for _, n := range nodes {
 		kubeObjs = append(kubeObjs, n)
@@ -52,7 +52,7 @@ func newHarness(t *testing.T, pools []*v1alpha1.NodePool, nodes []*corev1.Node) 
 	controllertest.StampWrites(&h.yurt.Fake)
 	h.kubeInf = informers.NewSharedInformerFactory(h.kube, 0)
 	h.yurtInf = externalversions.NewSharedInformerFactory(h.yurt, 0)
-	ctrl, err := NewController(h.kube, h.yurt, h.yurtInf.OpenYurtApps().V1alpha1().NodePools(), h.kubeInf.Core().V1().Nodes(), h.recorder,
+	ctrl, err := NewController(h.kube, h.yurt, h.yurtInf.OpenYurtApps().V1beta2().NodePools(), h.kubeInf.Core().V1().Nodes(), h.recorder,
 		clocktesting.NewFakeClock(time.Now()))
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func (h *harness) show() {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	pools, err := h.yurt.OpenYurtAppsV1alpha1().NodePools().List(ctx, metav1.ListOptions{})
+	pools, err := h.yurt.OpenYurtAppsV1beta2().NodePools().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func (h *harness) show() {
 	if err := h.kubeInf.Core().V1().Nodes().Informer().GetIndexer().Replace(nodeObjs, "1"); err != nil {
 		h.t.Fatal(err)
 	}
-	if err := h.yurtInf.OpenYurtApps().V1alpha1().NodePools().Informer().GetIndexer().Replace(poolObjs, "1"); err != nil {
+	if err := h.yurtInf.OpenYurtApps().V1beta2().NodePools().Informer().GetIndexer().Replace(poolObjs, "1"); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -107,8 +107,8 @@ func (h *harness) node(name string) *corev1.Node {
 	return n
 }
 
-func (h *harness) pool(name string) *v1alpha1.NodePool {
-	p, err := h.yurt.OpenYurtAppsV1alpha1().NodePools().Get(context.Background(), name, metav1.GetOptions{})
+func (h *harness) pool(name string) *v1beta2.NodePool {
+	p, err := h.yurt.OpenYurtAppsV1beta2().NodePools().Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -148,17 +148,17 @@ func testNode(name string, ready bool, labels map[string]string) *corev1.Node {
 	}
 }
 
-func testPool(name string, labels map[string]string, taints ...corev1.Taint) *v1alpha1.NodePool {
-	return &v1alpha1.NodePool{
+func testPool(name string, labels map[string]string, taints ...corev1.Taint) *v1beta2.NodePool {
+	return &v1beta2.NodePool{
 		ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: "1"},
-		Spec:       v1alpha1.NodePoolSpec{Type: "Edge", Labels: labels, Taints: taints},
+		Spec:       v1beta2.NodePoolSpec{Type: "Edge", Labels: labels, Taints: taints},
 	}
 }
 
 func TestSyncJoinsNodesAndWritesStatusOnce(t *testing.T) {
 	taint := corev1.Taint{Key: "edge", Value: "a", Effect: corev1.TaintEffectNoSchedule}
 	h := newHarness(t,
-		[]*v1alpha1.NodePool{testPool("a", map[string]string{"zone": "east"}, taint)},
+		[]*v1beta2.NodePool{testPool("a", map[string]string{"zone": "east"}, taint)},
 		[]*corev1.Node{
 			testNode("n2", true, map[string]string{policy.DesiredPoolLabel: "a"}),
 			testNode("n1", false, map[string]string{policy.DesiredPoolLabel: "a"}),
@@ -186,7 +186,7 @@ func TestSyncJoinsNodesAndWritesStatusOnce(t *testing.T) {
 	if got := h.count(&h.kube.Fake, "patch", "nodes", ""); got != 2 {
 		t.Errorf("%d node patches, want 2", got)
 	}
-	want := v1alpha1.NodePoolStatus{ReadyNodeNum: 1, UnreadyNodeNum: 1, Nodes: []string{"n1", "n2"}}
+	want := v1beta2.NodePoolStatus{ReadyNodeNum: 1, UnreadyNodeNum: 1, Nodes: []string{"n1", "n2"}}
 	if got := h.pool("a").Status; !reflect.DeepEqual(got, want) {
 		t.Errorf("status = %+v, want %+v", got, want)
 	}
@@ -210,7 +210,7 @@ func TestSyncJoinsNodesAndWritesStatusOnce(t *testing.T) {
 
 func TestSyncPoolChangeAndNodeLeaving(t *testing.T) {
 	h := newHarness(t,
-		[]*v1alpha1.NodePool{testPool("a", map[string]string{"zone": "east", "tier": "gold"})},
+		[]*v1beta2.NodePool{testPool("a", map[string]string{"zone": "east", "tier": "gold"})},
 		[]*corev1.Node{
 			testNode("n1", true, map[string]string{policy.DesiredPoolLabel: "a"}),
 			testNode("n2", true, map[string]string{policy.DesiredPoolLabel: "a"}),
@@ -223,7 +223,7 @@ func TestSyncPoolChangeAndNodeLeaving(t *testing.T) {
 	// The pool drops label tier: it is removed from both nodes.
 	p := h.pool("a")
 	delete(p.Spec.Labels, "tier")
-	if _, err := h.yurt.OpenYurtAppsV1alpha1().NodePools().Update(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+	if _, err := h.yurt.OpenYurtAppsV1beta2().NodePools().Update(context.Background(), p, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// n2 leaves the pool.
@@ -243,7 +243,7 @@ func TestSyncPoolChangeAndNodeLeaving(t *testing.T) {
 	if len(n2.Labels) != 0 || len(n2.Annotations) != 0 {
 		t.Errorf("n2 left the pool but keeps labels %v annotations %v", n2.Labels, n2.Annotations)
 	}
-	want := v1alpha1.NodePoolStatus{ReadyNodeNum: 1, Nodes: []string{"n1"}}
+	want := v1beta2.NodePoolStatus{ReadyNodeNum: 1, Nodes: []string{"n1"}}
 	if got := h.pool("a").Status; !reflect.DeepEqual(got, want) {
 		t.Errorf("status = %+v, want %+v", got, want)
 	}
@@ -253,12 +253,12 @@ func TestSyncPoolChangeAndNodeLeaving(t *testing.T) {
 }
 
 func TestSyncDeletedPoolStripsNodes(t *testing.T) {
-	h := newHarness(t, []*v1alpha1.NodePool{testPool("a", map[string]string{"zone": "east"})},
+	h := newHarness(t, []*v1beta2.NodePool{testPool("a", map[string]string{"zone": "east"})},
 		[]*corev1.Node{testNode("n1", true, map[string]string{policy.DesiredPoolLabel: "a"})})
 	if err := h.sync("a"); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.yurt.OpenYurtAppsV1alpha1().NodePools().Delete(context.Background(), "a", metav1.DeleteOptions{}); err != nil {
+	if err := h.yurt.OpenYurtAppsV1beta2().NodePools().Delete(context.Background(), "a", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	h.show()
@@ -271,7 +271,7 @@ func TestSyncDeletedPoolStripsNodes(t *testing.T) {
 }
 
 func TestSyncNodePatchConflictIsRequeued(t *testing.T) {
-	h := newHarness(t, []*v1alpha1.NodePool{testPool("a", nil)},
+	h := newHarness(t, []*v1beta2.NodePool{testPool("a", nil)},
 		[]*corev1.Node{testNode("n1", true, map[string]string{policy.DesiredPoolLabel: "a"})})
 	h.kube.PrependReactor("patch", "nodes", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewConflict(corev1.Resource("nodes"), "n1", nil)
@@ -297,7 +297,7 @@ func TestSyncNodePatchConflictIsRequeued(t *testing.T) {
 
 // TestSyncNodePatch: the node is written with a JSON patch of what the pool manages, never a full update.
 func TestSyncNodePatch(t *testing.T) {
-	h := newHarness(t, []*v1alpha1.NodePool{testPool("a", map[string]string{"zone": "east"})},
+	h := newHarness(t, []*v1beta2.NodePool{testPool("a", map[string]string{"zone": "east"})},
 		[]*corev1.Node{testNode("n1", true, map[string]string{policy.DesiredPoolLabel: "a"})})
 	if err := h.sync("a"); err != nil {
 		t.Fatal(err)
@@ -329,7 +329,7 @@ func TestSyncNodePatch(t *testing.T) {
 // TestSyncNodePatchRereadsAfterAFailedTest: a patch refused because the node changed since the cache saw it
 // (a failed test, 422) is recomputed from a fresh read and not reported.
 func TestSyncNodePatchRereadsAfterAFailedTest(t *testing.T) {
-	h := newHarness(t, []*v1alpha1.NodePool{testPool("a", map[string]string{"zone": "east"})},
+	h := newHarness(t, []*v1beta2.NodePool{testPool("a", map[string]string{"zone": "east"})},
 		[]*corev1.Node{testNode("n1", true, map[string]string{policy.DesiredPoolLabel: "a"})})
 	// The kubelet writes the node after the cache saw it.
 	n := h.node("n1")
@@ -364,7 +364,7 @@ func TestSyncNodePatchRereadsAfterAFailedTest(t *testing.T) {
 }
 
 func TestSyncFailedNodeUpdateIsReported(t *testing.T) {
-	h := newHarness(t, []*v1alpha1.NodePool{testPool("a", nil)},
+	h := newHarness(t, []*v1beta2.NodePool{testPool("a", nil)},
 		[]*corev1.Node{testNode("n1", true, map[string]string{policy.DesiredPoolLabel: "a"})})
 	h.kube.PrependReactor("patch", "nodes", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(corev1.Resource("nodes"), "n1", nil)
@@ -441,7 +441,7 @@ func TestHandlersEnqueueOnlyAffectedPools(t *testing.T) {
 }
 
 func TestRunStopsWithContext(t *testing.T) {
-	h := newHarness(t, []*v1alpha1.NodePool{testPool("a", nil)},
+	h := newHarness(t, []*v1beta2.NodePool{testPool("a", nil)},
 		[]*corev1.Node{testNode("n1", true, map[string]string{policy.DesiredPoolLabel: "a"})})
 	// A harness with real informers: start them and let Run sync the pool.
 	h.kube = kubefake.NewClientset(testNode("n1", true, map[string]string{policy.DesiredPoolLabel: "a"}))
@@ -449,7 +449,7 @@ func TestRunStopsWithContext(t *testing.T) {
 	h.kubeInf = informers.NewSharedInformerFactory(h.kube, 0)
 	h.yurtInf = externalversions.NewSharedInformerFactory(h.yurt, 0)
 	// Running, the controller retries with backoff: it runs on the real clock, as outside tests.
-	ctrl, err := NewController(h.kube, h.yurt, h.yurtInf.OpenYurtApps().V1alpha1().NodePools(), h.kubeInf.Core().V1().Nodes(), h.recorder,
+	ctrl, err := NewController(h.kube, h.yurt, h.yurtInf.OpenYurtApps().V1beta2().NodePools(), h.kubeInf.Core().V1().Nodes(), h.recorder,
 		clock.RealClock{})
 	if err != nil {
 		t.Fatal(err)
@@ -457,4 +457,72 @@ func TestRunStopsWithContext(t *testing.T) {
 	controllertest.RunUntil(t, func(ctx context.Context) { ctrl.Run(ctx, 2) }, func() (bool, string) {
 		return h.node("n1").Labels[policy.PoolLabel] == "a", "n1 is not in pool a"
 	}, h.kubeInf, h.yurtInf)
+}
+
+// TestSyncElectsLeaders: with leader election enabled, the sync writes the first Ready node with an
+// InternalIP as leader, keeps it while it stays Ready (no write), and moves to another Ready node when it
+// turns NotReady, with LeaderReady False once none is Ready.
+func TestSyncElectsLeaders(t *testing.T) {
+	withIP := func(n *corev1.Node, ip string) *corev1.Node {
+		n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}
+		return n
+	}
+	pool := testPool("a", nil)
+	pool.Spec.EnableLeaderElection, pool.Spec.LeaderElectionStrategy, pool.Spec.LeaderReplicas = true, v1beta2.ElectionStrategyRandom, 1
+	h := newHarness(t, []*v1beta2.NodePool{pool}, []*corev1.Node{
+		withIP(testNode("n1", true, map[string]string{policy.PoolLabel: "a"}), "10.0.0.1"),
+		withIP(testNode("n2", true, map[string]string{policy.PoolLabel: "a"}), "10.0.0.2"),
+	})
+	leaderOf := func() (string, v1beta2.NodePoolCondition) {
+		t.Helper()
+		st := h.pool("a").Status
+		if len(st.Conditions) != 1 || st.LeaderNum != int32(len(st.LeaderEndpoints)) {
+			t.Fatalf("status = %+v", st)
+		}
+		if len(st.LeaderEndpoints) == 0 {
+			return "", st.Conditions[0]
+		}
+		return st.LeaderEndpoints[0].NodeName + "=" + st.LeaderEndpoints[0].Address, st.Conditions[0]
+	}
+	if err := h.sync("a"); err != nil {
+		t.Fatal(err)
+	}
+	if leader, cond := leaderOf(); leader != "n1=10.0.0.1" || cond.Status != corev1.ConditionTrue {
+		t.Fatalf("leader %q, condition %+v; want n1 and LeaderReady True", leader, cond)
+	}
+	h.show()
+	writes := h.count(&h.yurt.Fake, "update", "nodepools", "status")
+	if err := h.sync("a"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.count(&h.yurt.Fake, "update", "nodepools", "status"); got != writes {
+		t.Errorf("a sync with nothing changed wrote status %d times", got-writes)
+	}
+
+	setReady := func(name string, ready bool) {
+		n := h.node(name)
+		n.Status = testNode(name, ready, nil).Status
+		n.Status.Addresses = h.node(name).Status.Addresses
+		if _, err := h.kube.CoreV1().Nodes().UpdateStatus(context.Background(), n, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		h.show()
+		if err := h.sync("a"); err != nil {
+			t.Fatal(err)
+		}
+		h.show()
+	}
+	setReady("n1", false)
+	if leader, cond := leaderOf(); leader != "n2=10.0.0.2" || cond.Status != corev1.ConditionTrue {
+		t.Fatalf("after n1 NotReady: leader %q, condition %+v; want n2", leader, cond)
+	}
+	setReady("n1", true)
+	if leader, _ := leaderOf(); leader != "n2=10.0.0.2" {
+		t.Fatalf("after n1 Ready again: leader %q, want n2 kept", leader)
+	}
+	setReady("n1", false)
+	setReady("n2", false)
+	if leader, cond := leaderOf(); leader != "" || cond.Status != corev1.ConditionFalse || cond.Reason != "NoReadyNodes" {
+		t.Fatalf("no Ready node: leader %q, condition %+v; want none and LeaderReady False NoReadyNodes", leader, cond)
+	}
 }

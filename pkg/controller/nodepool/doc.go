@@ -1,6 +1,8 @@
 // Package nodepool owns the NodePool controller: the informers (NodePools, nodes), the workqueue of pool
 // names and the executor that patches nodes and writes NodePool status. It keeps every node in the pool it asks
-// for, with that pool's labels, annotations and taints, and reports each pool's ready and not-ready nodes.
+// for, with that pool's labels, annotations and taints, reports each pool's ready and not-ready nodes, and
+// elects the leaders of pools with leader election enabled (status.leaderEndpoints, LeaderReady). It reads
+// and writes NodePools in apps.openyurt.io/v1beta2.
 //
 // What a node should look like and what a pool reports are decided by the policy package; this package
 // only reads caches, calls policy.SyncNode and policy.Status, and writes the results. Informer cache

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 
-	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta2"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/actions"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/nodepool/policy"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/statuswrite"
@@ -45,7 +45,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		}
 	}
 	if pool != nil && pool.DeletionTimestamp == nil {
-		if err := c.writeStatus(ctx, pool, policy.Status(name, nodes)); err != nil {
+		if err := c.writeStatus(ctx, pool, policy.Status(name, nodes), nodes); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -59,7 +59,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 // requeued. A kubelet's write is never overwritten.
 func (c *Controller) syncNode(ctx context.Context, node *corev1.Node) error {
 	var (
-		pool   *v1alpha1.NodePool
+		pool   *v1beta2.NodePool
 		action policy.Action
 		reread bool
 	)
@@ -128,7 +128,7 @@ func stale(err error) bool {
 }
 
 // poolOf returns the existing, not deleted pool node should be in, nil for none.
-func (c *Controller) poolOf(node *corev1.Node) (*v1alpha1.NodePool, error) {
+func (c *Controller) poolOf(node *corev1.Node) (*v1beta2.NodePool, error) {
 	target := policy.DesiredPool(node)
 	if target == "" {
 		return nil, nil
@@ -145,11 +145,17 @@ func (c *Controller) poolOf(node *corev1.Node) (*v1alpha1.NodePool, error) {
 	return p, nil
 }
 
-// writeStatus writes status when it differs from the pool's (statuswrite: retried on a fresh read after a
-// conflict).
-func (c *Controller) writeStatus(ctx context.Context, pool *v1alpha1.NodePool, status v1alpha1.NodePoolStatus) error {
-	return statuswrite.Write(ctx, c.client.OpenYurtAppsV1alpha1().NodePools(), pool.Name, pool,
-		func(cur *v1alpha1.NodePool) (*v1alpha1.NodePool, bool) {
+// writeStatus writes the node counts of status and the pool's leaders (policy.Leaders, elected against the
+// pool as read, so current leaders stay) when they differ from the pool's (statuswrite: retried on a fresh
+// read after a conflict).
+func (c *Controller) writeStatus(ctx context.Context, pool *v1beta2.NodePool, counts v1beta2.NodePoolStatus, nodes []*corev1.Node) error {
+	now := metav1.NewTime(c.clock.Now()).Rfc3339Copy()
+	return statuswrite.Write(ctx, c.client.OpenYurtAppsV1beta2().NodePools(), pool.Name, pool,
+		func(cur *v1beta2.NodePool) (*v1beta2.NodePool, bool) {
+			status := counts
+			leaders := policy.Leaders(cur.Name, cur.Spec, cur.Status, nodes, now)
+			status.LeaderEndpoints, status.LeaderNum = leaders.LeaderEndpoints, leaders.LeaderNum
+			status.LeaderLastElectedTime, status.Conditions = leaders.LeaderLastElectedTime, leaders.Conditions
 			if policy.SameStatus(cur.Status, status) {
 				return cur, false
 			}

@@ -21,10 +21,12 @@ package applyconfiguration
 import (
 	v1alpha1 "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 	v1beta1 "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta1"
+	v1beta2 "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta2"
 	v1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	internal "github.com/tapp-io/tapp-apiserver/pkg/generated/applyconfiguration/internal"
 	openyurtv1alpha1 "github.com/tapp-io/tapp-apiserver/pkg/generated/applyconfiguration/openyurt/v1alpha1"
 	openyurtv1beta1 "github.com/tapp-io/tapp-apiserver/pkg/generated/applyconfiguration/openyurt/v1beta1"
+	openyurtv1beta2 "github.com/tapp-io/tapp-apiserver/pkg/generated/applyconfiguration/openyurt/v1beta2"
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/generated/applyconfiguration/tkestack/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -88,6 +90,18 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &openyurtv1beta1.YurtAppSetSpecApplyConfiguration{}
 	case v1beta1.SchemeGroupVersion.WithKind("YurtAppSetStatus"):
 		return &openyurtv1beta1.YurtAppSetStatusApplyConfiguration{}
+
+		// Group=apps.openyurt.io, Version=v1beta2
+	case v1beta2.SchemeGroupVersion.WithKind("Leader"):
+		return &openyurtv1beta2.LeaderApplyConfiguration{}
+	case v1beta2.SchemeGroupVersion.WithKind("NodePool"):
+		return &openyurtv1beta2.NodePoolApplyConfiguration{}
+	case v1beta2.SchemeGroupVersion.WithKind("NodePoolCondition"):
+		return &openyurtv1beta2.NodePoolConditionApplyConfiguration{}
+	case v1beta2.SchemeGroupVersion.WithKind("NodePoolSpec"):
+		return &openyurtv1beta2.NodePoolSpecApplyConfiguration{}
+	case v1beta2.SchemeGroupVersion.WithKind("NodePoolStatus"):
+		return &openyurtv1beta2.NodePoolStatusApplyConfiguration{}
 
 		// Group=apps.tkestack.io, Version=v1
 	case v1.SchemeGroupVersion.WithKind("ForceUpdateStrategy"):

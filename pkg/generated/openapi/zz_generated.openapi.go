@@ -24,6 +24,7 @@ package openapi
 import (
 	v1alpha1 "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 	v1beta1 "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta1"
+	v1beta2 "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta2"
 	v1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -69,6 +70,12 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1beta1.YurtAppSetList{}.OpenAPIModelName():                                 schema_pkg_apis_openyurt_v1beta1_YurtAppSetList(ref),
 		v1beta1.YurtAppSetSpec{}.OpenAPIModelName():                                 schema_pkg_apis_openyurt_v1beta1_YurtAppSetSpec(ref),
 		v1beta1.YurtAppSetStatus{}.OpenAPIModelName():                               schema_pkg_apis_openyurt_v1beta1_YurtAppSetStatus(ref),
+		v1beta2.Leader{}.OpenAPIModelName():                                         schema_pkg_apis_openyurt_v1beta2_Leader(ref),
+		v1beta2.NodePool{}.OpenAPIModelName():                                       schema_pkg_apis_openyurt_v1beta2_NodePool(ref),
+		v1beta2.NodePoolCondition{}.OpenAPIModelName():                              schema_pkg_apis_openyurt_v1beta2_NodePoolCondition(ref),
+		v1beta2.NodePoolList{}.OpenAPIModelName():                                   schema_pkg_apis_openyurt_v1beta2_NodePoolList(ref),
+		v1beta2.NodePoolSpec{}.OpenAPIModelName():                                   schema_pkg_apis_openyurt_v1beta2_NodePoolSpec(ref),
+		v1beta2.NodePoolStatus{}.OpenAPIModelName():                                 schema_pkg_apis_openyurt_v1beta2_NodePoolStatus(ref),
 		v1.ForceUpdateStrategy{}.OpenAPIModelName():                                 schema_pkg_apis_tkestack_v1_ForceUpdateStrategy(ref),
 		v1.LifecycleHook{}.OpenAPIModelName():                                       schema_pkg_apis_tkestack_v1_LifecycleHook(ref),
 		v1.TApp{}.OpenAPIModelName():                                                schema_pkg_apis_tkestack_v1_TApp(ref),
@@ -1887,6 +1894,442 @@ func schema_pkg_apis_openyurt_v1beta1_YurtAppSetStatus(ref common.ReferenceCallb
 		},
 		Dependencies: []string{
 			v1beta1.YurtAppSetCondition{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_openyurt_v1beta2_Leader(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Leader is an elected leader of a pool.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"nodeName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NodeName is the name of the leader's node.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"address": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Address is the node's InternalIP.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"nodeName", "address"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_openyurt_v1beta2_NodePool(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NodePool is a named group of nodes that share labels, annotations and taints, and may elect leaders among its nodes.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard object metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is the desired state of the NodePool.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1beta2.NodePoolSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is the observed state of the NodePool.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1beta2.NodePoolStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1beta2.NodePoolSpec{}.OpenAPIModelName(), v1beta2.NodePoolStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_openyurt_v1beta2_NodePoolCondition(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NodePoolCondition is one observation of a NodePool's state.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Type of the condition: LeaderReady.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status of the condition: True, False or Unknown.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"lastTransitionTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastTransitionTime is when the status last changed.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"reason": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reason is a one-word CamelCase reason for the status.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Message says why, for people.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"type"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_openyurt_v1beta2_NodePoolList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NodePoolList is a list of NodePools.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard list metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Items is the list of NodePools.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1beta2.NodePool{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1beta2.NodePool{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_openyurt_v1beta2_NodePoolSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NodePoolSpec is the desired state of a NodePool.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Type is Edge or Cloud. Defaults to Edge and cannot be changed.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"selector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Selector is a label query over the nodes of the pool, kept from v1alpha1 and v1beta1 (OpenYurt's v1beta2 has none). Defaults to apps.openyurt.io/nodepool=<name>; informational: membership is the node label apps.openyurt.io/nodepool.",
+							Ref:         ref(metav1.LabelSelector{}.OpenAPIModelName()),
+						},
+					},
+					"hostNetwork": {
+						SchemaProps: spec.SchemaProps{
+							Description: "HostNetwork says that the nodes of the pool run no CNI, so their pods share the host's network. It cannot be changed and a Cloud pool cannot set it. In v1alpha1 it is the annotation nodepool.openyurt.io/hostnetwork: \"true\".",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"labels": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Labels are put on every node of the pool.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+					"annotations": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Annotations are put on every node of the pool.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+					"taints": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Taints are put on every node of the pool; workloads of a YurtAppDaemon tolerate them.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(corev1.Taint{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"interConnectivity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "InterConnectivity says that the nodes of the pool reach each other over layer 2 or 3, so requests can be shared pool-wide. It cannot be changed after creation. In v1alpha1 and v1beta1 it is the annotation nodepool.tapp.io/interConnectivity: \"true\".",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"leaderElectionStrategy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LeaderElectionStrategy is how leaders are elected when enableLeaderElection is set: random (any Ready node of the pool; this server takes them in order of name) or mark (Ready nodes carrying every label of leaderNodeLabelSelector). Defaults to random. In v1alpha1 and v1beta1 it is the annotation nodepool.tapp.io/leaderElectionStrategy.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"leaderNodeLabelSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LeaderNodeLabelSelector are the labels a node must carry, all of them, to be elected under the mark strategy, which requires at least one. In v1alpha1 and v1beta1 it is the annotation nodepool.tapp.io/leaderNodeLabelSelector, a JSON object.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+					"enableLeaderElection": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EnableLeaderElection makes the NodePool controller elect leaderReplicas leaders among the Ready nodes of the pool that have an InternalIP, and report them in status.leaderEndpoints. A leader stays while it is Ready and in the pool. In v1alpha1 and v1beta1 it is the annotation nodepool.tapp.io/enableLeaderElection: \"true\".",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"poolScopeMetadata": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "PoolScopeMetadata are the resources the pool's leaders share with the other nodes of the pool. It always holds v1 services and discovery.k8s.io/v1 endpointslices (defaulting adds them). In v1alpha1 and v1beta1 it is the annotation nodepool.tapp.io/poolScopeMetadata, a JSON list, when it holds more.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(metav1.GroupVersionResource{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"leaderReplicas": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LeaderReplicas is the number of leaders to elect, at least 1. Defaults to 1. In v1alpha1 and v1beta1 it is the annotation nodepool.tapp.io/leaderReplicas.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			corev1.Taint{}.OpenAPIModelName(), metav1.GroupVersionResource{}.OpenAPIModelName(), metav1.LabelSelector{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_openyurt_v1beta2_NodePoolStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "NodePoolStatus is the observed state of a NodePool.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"readyNodeNum": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReadyNodeNum is the number of Ready nodes in the pool.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"unreadyNodeNum": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UnreadyNodeNum is the number of nodes in the pool that are not Ready.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"nodes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Nodes lists the nodes of the pool, sorted by name.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+					"leaderEndpoints": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "LeaderEndpoints are the elected leaders of the pool, sorted by node name. In v1alpha1 and v1beta1 it is the annotation nodepool.tapp.io/leaderEndpoints, a JSON list.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1beta2.Leader{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"leaderNum": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LeaderNum is the number of elected leaders. In v1alpha1 and v1beta1 it is the annotation nodepool.tapp.io/leaderNum.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"leaderLastElectedTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LeaderLastElectedTime is when the set of leaders last changed. In v1alpha1 and v1beta1 it is the annotation nodepool.tapp.io/leaderLastElectedTime.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Conditions are the latest observations of the pool: LeaderReady, True when the pool has at least one leader, False with the reason when it has none. In v1alpha1 and v1beta1 they are the annotation nodepool.tapp.io/conditions, a JSON list.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1beta2.NodePoolCondition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1beta2.Leader{}.OpenAPIModelName(), v1beta2.NodePoolCondition{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
 	}
 }
 

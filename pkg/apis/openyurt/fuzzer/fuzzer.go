@@ -51,6 +51,8 @@ var Funcs = func(codecs runtimeserializer.CodecFactory) []interface{} {
 			if spec.Type == "" {
 				spec.Type = openyurt.Edge
 			}
+			// Decoding v1beta2 defaults the leader fields; the older versions read them so.
+			openyurt.SetLeaderDefaults(spec)
 		},
 	}, podtemplatefuzzer.Funcs()...)
 }

@@ -10,6 +10,7 @@ import (
 	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/diff"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/fuzzer"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta1"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta2"
 )
 
 func newScheme(t *testing.T) *runtime.Scheme {
@@ -253,21 +255,24 @@ func TestNodePoolListConversion(t *testing.T) {
 	}
 }
 
-// TestPreferredVersion: v1beta1 comes first for the group, v1alpha1 stays served.
+// TestPreferredVersion: v1beta2 comes first for the group, then v1beta1; v1alpha1 stays served.
 func TestPreferredVersion(t *testing.T) {
 	scheme := newScheme(t)
 	got := scheme.PrioritizedVersionsForGroup(openyurt.GroupName)
-	if len(got) != 2 || got[0] != v1beta1.SchemeGroupVersion || got[1] != v1alpha1.SchemeGroupVersion {
-		t.Errorf("versions = %v, want [v1beta1 v1alpha1]", got)
+	if len(got) != 3 || got[0] != v1beta2.SchemeGroupVersion || got[1] != v1beta1.SchemeGroupVersion || got[2] != v1alpha1.SchemeGroupVersion {
+		t.Errorf("versions = %v, want [v1beta2 v1beta1 v1alpha1]", got)
 	}
-	if scheme.Recognizes(v1beta1.SchemeGroupVersion.WithKind("YurtAppDaemon")) {
-		t.Errorf("YurtAppDaemon is known in v1beta1; it has v1alpha1 only")
+	for _, gv := range []schema.GroupVersion{v1beta1.SchemeGroupVersion, v1beta2.SchemeGroupVersion} {
+		if scheme.Recognizes(gv.WithKind("YurtAppDaemon")) {
+			t.Errorf("YurtAppDaemon is known in %s; it has v1alpha1 only", gv)
+		}
 	}
 }
 
-// TestNodePoolAcrossVersionsFuzz fuzzes internal NodePools and passes each through v1alpha1 and then
-// v1beta1 (and the other way round), as a pool written in one version and read in the other: nothing may
-// change on the way.
+// TestNodePoolAcrossVersionsFuzz fuzzes internal NodePools and passes each through every ordered pair of
+// v1alpha1, v1beta1 and v1beta2, as a pool written in one version and read in another: nothing may change
+// on the way. Then, starting from the older versions' form of each pool (the v1beta2 fields in leader
+// annotations), the pool goes through v1beta2 and back to that version unchanged.
 func TestNodePoolAcrossVersionsFuzz(t *testing.T) {
 	scheme := newScheme(t)
 	codecs := serializer.NewCodecFactory(scheme)
@@ -291,12 +296,39 @@ func TestNodePoolAcrossVersionsFuzz(t *testing.T) {
 		pool := &openyurt.NodePool{}
 		f.Fill(pool)
 		pool.TypeMeta = metav1.TypeMeta{}
-		for _, order := range [][]runtime.Object{
-			{&v1alpha1.NodePool{}, &v1beta1.NodePool{}},
-			{&v1beta1.NodePool{}, &v1alpha1.NodePool{}},
-		} {
-			if got := through(t, pool, order...); !apiequality.Semantic.DeepEqual(got, pool) {
-				t.Fatalf("through %T then %T (-want +got):\n%s", order[0], order[1], diff.Diff(pool, got))
+		versions := []func() runtime.Object{
+			func() runtime.Object { return &v1alpha1.NodePool{} },
+			func() runtime.Object { return &v1beta1.NodePool{} },
+			func() runtime.Object { return &v1beta2.NodePool{} },
+		}
+		for _, first := range versions {
+			for _, second := range versions {
+				order := []runtime.Object{first(), second(), first()}
+				if got := through(t, pool, order...); !apiequality.Semantic.DeepEqual(got, pool) {
+					t.Fatalf("through %T, %T, %T (-want +got):\n%s", order[0], order[1], order[2], diff.Diff(pool, got))
+				}
+			}
+		}
+		for _, old := range []func() runtime.Object{versions[0], versions[1]} {
+			written := old()
+			var current runtime.Object
+			if err := scheme.Convert(pool.DeepCopy(), written, nil); err != nil {
+				t.Fatal(err)
+			}
+			back := old()
+			for _, step := range [][2]runtime.Object{
+				{written, &openyurt.NodePool{}}, {nil, &v1beta2.NodePool{}}, {nil, &openyurt.NodePool{}}, {nil, back},
+			} {
+				if step[0] == nil {
+					step[0] = current
+				}
+				if err := scheme.Convert(step[0], step[1], nil); err != nil {
+					t.Fatal(err)
+				}
+				current = step[1]
+			}
+			if !apiequality.Semantic.DeepEqual(back, written) {
+				t.Fatalf("%T through v1beta2 and back (-want +got):\n%s", written, diff.Diff(written, back))
 			}
 		}
 	}

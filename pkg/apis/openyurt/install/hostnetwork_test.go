@@ -10,6 +10,7 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta1"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta2"
 )
 
 // TestNodePoolHostNetworkStatesAcrossVersions: every valid internal combination of spec.hostNetwork and the
@@ -25,6 +26,7 @@ func TestNodePoolHostNetworkStatesAcrossVersions(t *testing.T) {
 		pool.Name = "p"
 		pool.Spec.Type = openyurt.Edge
 		pool.Spec.HostNetwork = tc.hostNetwork
+		openyurt.SetLeaderDefaults(&pool.Spec)
 		pool.Annotations = map[string]string{"note": "x"}
 		if tc.value != "" {
 			pool.Annotations[openyurt.NodePoolHostNetworkAnnotation] = tc.value
@@ -37,6 +39,8 @@ func TestNodePoolHostNetworkStatesAcrossVersions(t *testing.T) {
 			{&v1beta1.NodePool{}, &v1alpha1.NodePool{}},
 			{&v1alpha1.NodePool{}, &v1alpha1.NodePool{}},
 			{&v1beta1.NodePool{}, &v1beta1.NodePool{}},
+			{&v1beta2.NodePool{}, &v1alpha1.NodePool{}},
+			{&v1alpha1.NodePool{}, &v1beta2.NodePool{}},
 		} {
 			current := runtime.Object(pool.DeepCopy())
 			for _, versioned := range order {

@@ -8,13 +8,15 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta1"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta2"
 )
 
-// Install registers the group into scheme. v1beta1 (NodePool and YurtAppSet) is preferred, as it was in
-// yurt-app-manager; YurtAppDaemon exists in v1alpha1 only, YurtAppSet in v1beta1 only.
+// Install registers the group into scheme. v1beta2 (NodePool only) is preferred, as in OpenYurt, then
+// v1beta1 (NodePool and YurtAppSet); YurtAppDaemon exists in v1alpha1 only, YurtAppSet in v1beta1 only.
 func Install(scheme *runtime.Scheme) {
 	utilruntime.Must(openyurt.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
 	utilruntime.Must(v1beta1.AddToScheme(scheme))
-	utilruntime.Must(scheme.SetVersionPriority(v1beta1.SchemeGroupVersion, v1alpha1.SchemeGroupVersion))
+	utilruntime.Must(v1beta2.AddToScheme(scheme))
+	utilruntime.Must(scheme.SetVersionPriority(v1beta2.SchemeGroupVersion, v1beta1.SchemeGroupVersion, v1alpha1.SchemeGroupVersion))
 }

@@ -8,7 +8,7 @@
 // +k8s:openapi-model-package=io.openyurt.apps.v1beta1
 
 // Package v1beta1 is version v1beta1 of the apps.openyurt.io API group: NodePool, with the fields of
-// yurt-app-manager's and OpenYurt's v1beta1 (spec.hostNetwork), and YurtAppSet, with the fields of OpenYurt's
-// v1beta1. NodePools are stored as v1alpha1 and converted through the internal type; YurtAppSets exist in this
-// version only and are stored in it.
+// yurt-app-manager's and OpenYurt's v1beta1 (spec.hostNetwork; the fields of v1beta2 ride in annotations),
+// and YurtAppSet, with the fields of OpenYurt's v1beta1. NodePools are stored as v1beta2 and converted through
+// the internal type; YurtAppSets exist in this version only and are stored in it.
 package v1beta1

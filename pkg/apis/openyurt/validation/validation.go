@@ -472,6 +472,7 @@ func ValidateNodePool(pool *openyurt.NodePool) field.ErrorList {
 	allErrs := apivalidation.ValidateObjectMeta(&pool.ObjectMeta, false, ValidateNodePoolName, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateNodePoolSpec(&pool.Spec, field.NewPath("spec"))...)
 	allErrs = append(allErrs, validateNodePoolHostNetworkAnnotation(pool)...)
+	allErrs = append(allErrs, validateLeaderAnnotations(pool)...)
 	return errorlimit.Limit(allErrs)
 }
 
@@ -481,8 +482,10 @@ func ValidateNodePoolUpdate(newObj, oldObj *openyurt.NodePool) field.ErrorList {
 	specPath := field.NewPath("spec")
 	allErrs = append(allErrs, validateNodePoolSpec(&newObj.Spec, specPath)...)
 	allErrs = append(allErrs, validateNodePoolHostNetworkAnnotation(newObj)...)
+	allErrs = append(allErrs, validateLeaderAnnotations(newObj)...)
 	allErrs = append(allErrs, apivalidation.ValidateImmutableField(newObj.Spec.Type, oldObj.Spec.Type, specPath.Child("type"))...)
 	allErrs = append(allErrs, apivalidation.ValidateImmutableField(newObj.Spec.HostNetwork, oldObj.Spec.HostNetwork, specPath.Child("hostNetwork"))...)
+	allErrs = append(allErrs, apivalidation.ValidateImmutableField(newObj.Spec.InterConnectivity, oldObj.Spec.InterConnectivity, specPath.Child("interConnectivity"))...)
 	return errorlimit.Limit(allErrs)
 }
 
@@ -499,6 +502,7 @@ func ValidateNodePoolStatusUpdate(newObj, oldObj *openyurt.NodePool) field.Error
 			allErrs = append(allErrs, field.Invalid(nodesPath.Index(i), name, msg))
 		}
 	}
+	allErrs = append(allErrs, validateNodePoolLeaderStatus(&newObj.Status, statusPath)...)
 	return errorlimit.Limit(allErrs)
 }
 
@@ -519,6 +523,7 @@ func validateNodePoolSpec(spec *openyurt.NodePoolSpec, fldPath *field.Path) fiel
 	allErrs = append(allErrs, metav1validation.ValidateLabels(spec.Labels, fldPath.Child("labels"))...)
 	allErrs = append(allErrs, apivalidation.ValidateAnnotations(spec.Annotations, fldPath.Child("annotations"))...)
 	allErrs = append(allErrs, validateNodePoolReservedKeys(spec, fldPath)...)
+	allErrs = append(allErrs, validateNodePoolLeaderSpec(spec, fldPath)...)
 
 	type taintID struct {
 		key    string

@@ -488,6 +488,9 @@ func validNodePool() *openyurt.NodePool {
 				{Key: "example.com/edge", Value: "true", Effect: corev1.TaintEffectNoSchedule},
 				{Key: "example.com/edge", Value: "true", Effect: corev1.TaintEffectNoExecute},
 			},
+			LeaderElectionStrategy: openyurt.ElectionStrategyRandom,
+			LeaderReplicas:         1,
+			PoolScopeMetadata:      openyurt.DefaultPoolScopeMetadata(),
 		},
 	}
 }
@@ -535,6 +538,39 @@ func TestValidateNodePool(t *testing.T) {
 			p.Spec.Taints[1].Effect = corev1.TaintEffectNoSchedule
 			p.Spec.Taints[1].Value = "other"
 		}, []wantErr{{field.ErrorTypeDuplicate, "spec.taints[1]"}}},
+		{"leader election, mark with a selector", func(p *openyurt.NodePool) {
+			p.Spec.EnableLeaderElection, p.Spec.InterConnectivity, p.Spec.LeaderReplicas = true, true, 3
+			p.Spec.LeaderElectionStrategy = openyurt.ElectionStrategyMark
+			p.Spec.LeaderNodeLabelSelector = map[string]string{"nodepool.openyurt.io/leader": "true"}
+		}, nil},
+		{"leader election strategy required", func(p *openyurt.NodePool) { p.Spec.LeaderElectionStrategy = "" },
+			[]wantErr{{field.ErrorTypeRequired, "spec.leaderElectionStrategy"}}},
+		{"leader election strategy supported", func(p *openyurt.NodePool) { p.Spec.LeaderElectionStrategy = "Random" },
+			[]wantErr{{field.ErrorTypeNotSupported, "spec.leaderElectionStrategy"}}},
+		{"mark requires a leader selector", func(p *openyurt.NodePool) { p.Spec.LeaderElectionStrategy = openyurt.ElectionStrategyMark },
+			[]wantErr{{field.ErrorTypeRequired, "spec.leaderNodeLabelSelector"}}},
+		{"leader selector labels valid", func(p *openyurt.NodePool) { p.Spec.LeaderNodeLabelSelector = map[string]string{"bad key": "x"} },
+			[]wantErr{{field.ErrorTypeInvalid, "spec.leaderNodeLabelSelector"}}},
+		{"leader selector values valid", func(p *openyurt.NodePool) {
+			p.Spec.LeaderElectionStrategy = openyurt.ElectionStrategyMark
+			p.Spec.LeaderNodeLabelSelector = map[string]string{"leader": "not valid"}
+		}, []wantErr{{field.ErrorTypeInvalid, "spec.leaderNodeLabelSelector"}}},
+		{"leader replicas at least 1", func(p *openyurt.NodePool) { p.Spec.LeaderReplicas = 0 },
+			[]wantErr{{field.ErrorTypeInvalid, "spec.leaderReplicas"}}},
+		{"leader replicas not negative", func(p *openyurt.NodePool) { p.Spec.LeaderReplicas = -2 },
+			[]wantErr{{field.ErrorTypeInvalid, "spec.leaderReplicas"}}},
+		{"pool scope metadata version and resource required", func(p *openyurt.NodePool) {
+			p.Spec.PoolScopeMetadata = append(p.Spec.PoolScopeMetadata, metav1.GroupVersionResource{Group: "apps"})
+		}, []wantErr{{field.ErrorTypeRequired, "spec.poolScopeMetadata[2].version"}, {field.ErrorTypeRequired, "spec.poolScopeMetadata[2].resource"}}},
+		{"pool scope metadata names valid", func(p *openyurt.NodePool) {
+			p.Spec.PoolScopeMetadata = append(p.Spec.PoolScopeMetadata, metav1.GroupVersionResource{Group: "Apps", Version: "v1", Resource: "deploy ments"})
+		}, []wantErr{{field.ErrorTypeInvalid, "spec.poolScopeMetadata[2].group"}, {field.ErrorTypeInvalid, "spec.poolScopeMetadata[2].resource"}}},
+		{"pool scope metadata distinct", func(p *openyurt.NodePool) {
+			p.Spec.PoolScopeMetadata = append(p.Spec.PoolScopeMetadata, p.Spec.PoolScopeMetadata[0])
+		}, []wantErr{{field.ErrorTypeDuplicate, "spec.poolScopeMetadata[2]"}}},
+		{"leader annotation an older version could not read", func(p *openyurt.NodePool) {
+			p.Annotations = map[string]string{openyurt.LeaderReplicasAnnotation: "02"}
+		}, []wantErr{{field.ErrorTypeInvalid, "metadata.annotations[nodepool.tapp.io/leaderReplicas]"}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -558,6 +594,12 @@ func TestValidateNodePoolUpdate(t *testing.T) {
 		}, nil},
 		{"metadata update rules apply", func(p *openyurt.NodePool) { p.Name = "shanghai" },
 			[]wantErr{{field.ErrorTypeInvalid, "metadata.name"}}},
+		{"leader fields may change", func(p *openyurt.NodePool) {
+			p.Spec.EnableLeaderElection, p.Spec.LeaderReplicas = true, 2
+			p.Spec.PoolScopeMetadata = append(p.Spec.PoolScopeMetadata, metav1.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"})
+		}, nil},
+		{"interConnectivity immutable", func(p *openyurt.NodePool) { p.Spec.InterConnectivity = true },
+			[]wantErr{{field.ErrorTypeInvalid, "spec.interConnectivity"}}},
 		{"new spec is validated", func(p *openyurt.NodePool) { p.Spec.Taints[0].Effect = "NoEntry" },
 			[]wantErr{{field.ErrorTypeNotSupported, "spec.taints[0].effect"}}},
 		{"type is immutable", func(p *openyurt.NodePool) { p.Spec.Type = openyurt.Cloud },
@@ -588,6 +630,21 @@ func TestValidateNodePoolStatusUpdate(t *testing.T) {
 			[]wantErr{{field.ErrorTypeInvalid, "status.readyNodeNum"}}},
 		{"unreadyNodeNum not negative", func(p *openyurt.NodePool) { p.Status.UnreadyNodeNum = -1 },
 			[]wantErr{{field.ErrorTypeInvalid, "status.unreadyNodeNum"}}},
+		{"leaders valid", func(p *openyurt.NodePool) {
+			p.Status.LeaderEndpoints = []openyurt.Leader{{NodeName: "n1", Address: "10.0.0.1"}, {NodeName: "n2", Address: "fd00::2"}}
+			p.Status.LeaderNum = 2
+			p.Status.Conditions = []openyurt.NodePoolCondition{{Type: openyurt.LeaderReady, Status: corev1.ConditionTrue}}
+		}, nil},
+		{"leader fields checked", func(p *openyurt.NodePool) {
+			p.Status.LeaderEndpoints = []openyurt.Leader{{NodeName: "n1", Address: "10.0.0.1"}, {NodeName: "n1", Address: "host"}, {}}
+			p.Status.LeaderNum = 2
+			p.Status.Conditions = []openyurt.NodePoolCondition{{Type: openyurt.LeaderReady, Status: "Yes"}, {Type: openyurt.LeaderReady, Status: corev1.ConditionTrue}}
+		}, []wantErr{
+			{field.ErrorTypeDuplicate, "status.leaderEndpoints[1].nodeName"}, {field.ErrorTypeInvalid, "status.leaderEndpoints[1].address"},
+			{field.ErrorTypeRequired, "status.leaderEndpoints[2].nodeName"}, {field.ErrorTypeRequired, "status.leaderEndpoints[2].address"},
+			{field.ErrorTypeInvalid, "status.leaderNum"},
+			{field.ErrorTypeNotSupported, "status.conditions[0].status"}, {field.ErrorTypeDuplicate, "status.conditions[1].type"},
+		}},
 		{"nodes unique", func(p *openyurt.NodePool) { p.Status.Nodes = []string{"n1", "n1"} },
 			[]wantErr{{field.ErrorTypeDuplicate, "status.nodes[1]"}}},
 		{"nodes are node names", func(p *openyurt.NodePool) { p.Status.Nodes = []string{"n1", "BAD NAME!", ""} },

@@ -18,4 +18,10 @@
 // pool, or the whole set when the node leaves, is removed from the node again. A label or annotation whose
 // value was changed on the node by someone else since it was applied is left alone when stripped; a pool
 // never overrides the membership keys themselves.
+//
+// Leaders (leader.go): with spec.enableLeaderElection, Leaders chooses spec.leaderReplicas leaders among the
+// pool's Ready members that have an InternalIP (under the mark strategy, those carrying every label of
+// spec.leaderNodeLabelSelector). Current leaders stay while they remain eligible; missing ones are filled
+// in order of node name, so the choice is deterministic. The LeaderReady condition says why when no
+// leader can be chosen.
 package policy

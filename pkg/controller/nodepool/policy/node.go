@@ -8,7 +8,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
-	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta2"
 )
 
 // Node keys read and written by the NodePool controller.
@@ -98,7 +98,7 @@ func PoolsOf(node *corev1.Node) []string {
 // SyncNode returns node as it should be when it belongs to pool (nil: it belongs to no existing pool), and
 // what changed. node is not modified; the result is a copy, or node itself when nothing changes. pool must
 // be the NodePool named DesiredPool(node), or nil when that is "" or does not exist.
-func SyncNode(node *corev1.Node, pool *v1alpha1.NodePool) (*corev1.Node, Action) {
+func SyncNode(node *corev1.Node, pool *v1beta2.NodePool) (*corev1.Node, Action) {
 	prev, err := ReadApplied(node)
 	if err != nil {
 		prev = nil

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta2"
 )
 
 func node(name string, labels map[string]string, taints ...corev1.Taint) *corev1.Node {
@@ -27,10 +27,10 @@ func withApplied(n *corev1.Node, a Applied) *corev1.Node {
 	return n
 }
 
-func nodePool(name string, labels, annotations map[string]string, taints ...corev1.Taint) *v1alpha1.NodePool {
-	return &v1alpha1.NodePool{
+func nodePool(name string, labels, annotations map[string]string, taints ...corev1.Taint) *v1beta2.NodePool {
+	return &v1beta2.NodePool{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec:       v1alpha1.NodePoolSpec{Type: "Edge", Labels: labels, Annotations: annotations, Taints: taints},
+		Spec:       v1beta2.NodePoolSpec{Type: "Edge", Labels: labels, Annotations: annotations, Taints: taints},
 	}
 }
 

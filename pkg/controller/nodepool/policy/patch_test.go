@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
-	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta2"
 )
 
 // applyPatch applies patch to n as the API server does and returns the result, or the patch's error.
@@ -45,7 +45,7 @@ func TestNodePatch(t *testing.T) {
 	tests := []struct {
 		name string
 		node *corev1.Node
-		pool *v1alpha1.NodePool
+		pool *v1beta2.NodePool
 		want string // the exact patch, "" for none
 	}{
 		{

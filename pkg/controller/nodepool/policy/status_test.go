@@ -6,7 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta2"
 )
 
 func ready(n *corev1.Node, status corev1.ConditionStatus) *corev1.Node {
@@ -26,31 +26,31 @@ func TestStatus(t *testing.T) {
 	}
 	nodes = append(nodes, nodes[0]) // a duplicate is counted once
 	got := Status("a", nodes)
-	want := v1alpha1.NodePoolStatus{ReadyNodeNum: 2, UnreadyNodeNum: 2, Nodes: []string{"n1", "n2", "n3", "n4"}}
+	want := v1beta2.NodePoolStatus{ReadyNodeNum: 2, UnreadyNodeNum: 2, Nodes: []string{"n1", "n2", "n3", "n4"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Status = %+v, want %+v", got, want)
 	}
-	if got := Status("empty", nodes); !SameStatus(got, v1alpha1.NodePoolStatus{}) {
+	if got := Status("empty", nodes); !SameStatus(got, v1beta2.NodePoolStatus{}) {
 		t.Errorf("Status of a pool without nodes = %+v, want zero", got)
 	}
 }
 
 func TestSameStatus(t *testing.T) {
-	a := v1alpha1.NodePoolStatus{ReadyNodeNum: 1, Nodes: []string{"x"}}
+	a := v1beta2.NodePoolStatus{ReadyNodeNum: 1, Nodes: []string{"x"}}
 	for _, tt := range []struct {
-		b    v1alpha1.NodePoolStatus
+		b    v1beta2.NodePoolStatus
 		want bool
 	}{
-		{v1alpha1.NodePoolStatus{ReadyNodeNum: 1, Nodes: []string{"x"}}, true},
-		{v1alpha1.NodePoolStatus{ReadyNodeNum: 1, Nodes: []string{"y"}}, false},
-		{v1alpha1.NodePoolStatus{ReadyNodeNum: 1, UnreadyNodeNum: 1, Nodes: []string{"x"}}, false},
-		{v1alpha1.NodePoolStatus{ReadyNodeNum: 1}, false},
+		{v1beta2.NodePoolStatus{ReadyNodeNum: 1, Nodes: []string{"x"}}, true},
+		{v1beta2.NodePoolStatus{ReadyNodeNum: 1, Nodes: []string{"y"}}, false},
+		{v1beta2.NodePoolStatus{ReadyNodeNum: 1, UnreadyNodeNum: 1, Nodes: []string{"x"}}, false},
+		{v1beta2.NodePoolStatus{ReadyNodeNum: 1}, false},
 	} {
 		if got := SameStatus(a, tt.b); got != tt.want {
 			t.Errorf("SameStatus(%+v, %+v) = %v, want %v", a, tt.b, got, tt.want)
 		}
 	}
-	if !SameStatus(v1alpha1.NodePoolStatus{Nodes: []string{}}, v1alpha1.NodePoolStatus{}) {
+	if !SameStatus(v1beta2.NodePoolStatus{Nodes: []string{}}, v1beta2.NodePoolStatus{}) {
 		t.Errorf("an empty and a nil node list differ")
 	}
 }

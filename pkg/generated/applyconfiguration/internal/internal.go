@@ -79,6 +79,16 @@ var schemaYAML = typed.YAMLObject(`types:
     elementType:
       namedType: __untyped_deduced_
     elementRelationship: separable
+- name: com.github.tapp-io.tapp-apiserver.pkg.apis.openyurt.v1beta2.NodePool
+  scalar: untyped
+  list:
+    elementType:
+      namedType: __untyped_atomic_
+    elementRelationship: atomic
+  map:
+    elementType:
+      namedType: __untyped_deduced_
+    elementRelationship: separable
 - name: com.github.tapp-io.tapp-apiserver.pkg.apis.tkestack.v1.TApp
   scalar: untyped
   list:

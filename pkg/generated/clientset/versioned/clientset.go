@@ -24,6 +24,7 @@ import (
 
 	openyurtappsv1alpha1 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/openyurt/v1alpha1"
 	openyurtappsv1beta1 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/openyurt/v1beta1"
+	openyurtappsv1beta2 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/openyurt/v1beta2"
 	tkestackappsv1 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/tkestack/v1"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
@@ -34,6 +35,7 @@ type Interface interface {
 	Discovery() discovery.DiscoveryInterface
 	OpenYurtAppsV1alpha1() openyurtappsv1alpha1.OpenYurtAppsV1alpha1Interface
 	OpenYurtAppsV1beta1() openyurtappsv1beta1.OpenYurtAppsV1beta1Interface
+	OpenYurtAppsV1beta2() openyurtappsv1beta2.OpenYurtAppsV1beta2Interface
 	TKEStackAppsV1() tkestackappsv1.TKEStackAppsV1Interface
 }
 
@@ -42,6 +44,7 @@ type Clientset struct {
 	*discovery.DiscoveryClient
 	openYurtAppsV1alpha1 *openyurtappsv1alpha1.OpenYurtAppsV1alpha1Client
 	openYurtAppsV1beta1  *openyurtappsv1beta1.OpenYurtAppsV1beta1Client
+	openYurtAppsV1beta2  *openyurtappsv1beta2.OpenYurtAppsV1beta2Client
 	tKEStackAppsV1       *tkestackappsv1.TKEStackAppsV1Client
 }
 
@@ -53,6 +56,11 @@ func (c *Clientset) OpenYurtAppsV1alpha1() openyurtappsv1alpha1.OpenYurtAppsV1al
 // OpenYurtAppsV1beta1 retrieves the OpenYurtAppsV1beta1Client
 func (c *Clientset) OpenYurtAppsV1beta1() openyurtappsv1beta1.OpenYurtAppsV1beta1Interface {
 	return c.openYurtAppsV1beta1
+}
+
+// OpenYurtAppsV1beta2 retrieves the OpenYurtAppsV1beta2Client
+func (c *Clientset) OpenYurtAppsV1beta2() openyurtappsv1beta2.OpenYurtAppsV1beta2Interface {
+	return c.openYurtAppsV1beta2
 }
 
 // TKEStackAppsV1 retrieves the TKEStackAppsV1Client
@@ -112,6 +120,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 	if err != nil {
 		return nil, err
 	}
+	cs.openYurtAppsV1beta2, err = openyurtappsv1beta2.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 	cs.tKEStackAppsV1, err = tkestackappsv1.NewForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
 		return nil, err
@@ -139,6 +151,7 @@ func New(c rest.Interface) *Clientset {
 	var cs Clientset
 	cs.openYurtAppsV1alpha1 = openyurtappsv1alpha1.New(c)
 	cs.openYurtAppsV1beta1 = openyurtappsv1beta1.New(c)
+	cs.openYurtAppsV1beta2 = openyurtappsv1beta2.New(c)
 	cs.tKEStackAppsV1 = tkestackappsv1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)

@@ -23,6 +23,7 @@ import (
 
 	v1alpha1 "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 	v1beta1 "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta1"
+	v1beta2 "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta2"
 	v1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	cache "k8s.io/client-go/tools/cache"
@@ -65,6 +66,10 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.OpenYurtApps().V1beta1().NodePools().Informer()}, nil
 	case v1beta1.SchemeGroupVersion.WithResource("yurtappsets"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.OpenYurtApps().V1beta1().YurtAppSets().Informer()}, nil
+
+		// Group=apps.openyurt.io, Version=v1beta2
+	case v1beta2.SchemeGroupVersion.WithResource("nodepools"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.OpenYurtApps().V1beta2().NodePools().Informer()}, nil
 
 		// Group=apps.tkestack.io, Version=v1
 	case v1.SchemeGroupVersion.WithResource("tapps"):

@@ -1,6 +1,8 @@
 package nodepool
 
 import (
+	"strconv"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -49,12 +51,16 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*
 	}, nil
 }
 
-// tableConvertor prints NodePools: NAME TYPE READYNODES NOTREADYNODES AGE, and with -o wide the node selector.
+// tableConvertor prints NodePools as OpenYurt's v1beta2 does: NAME TYPE READYNODES NOTREADYNODES LEADERNODES
+// LEADERELECTIONAGE AGE, and with -o wide the node selector. The leader columns are empty for a pool without
+// leader election.
 var tableConvertor = registry.TableConvertor{
 	Columns: []metav1.TableColumnDefinition{
 		{Name: "Type", Type: "string", Description: "Edge or Cloud."},
 		{Name: "ReadyNodes", Type: "integer", Description: "The number of Ready nodes in the pool."},
 		{Name: "NotReadyNodes", Type: "integer", Description: "The number of nodes in the pool that are not Ready."},
+		{Name: "LeaderNodes", Type: "string", Description: "The number of elected leaders, with leader election enabled."},
+		{Name: "LeaderElectionAge", Type: "string", Description: "Time since the set of leaders last changed."},
 		{Name: "Selector", Type: "string", Priority: 1, Description: "The label selector of the pool's nodes."},
 	},
 	Row: func(obj runtime.Object) ([]interface{}, error) {
@@ -62,10 +68,16 @@ var tableConvertor = registry.TableConvertor{
 		if !ok {
 			return nil, registry.ObjectTypeError("NodePool", obj)
 		}
+		leaders := ""
+		if pool.Spec.EnableLeaderElection || pool.Status.LeaderNum != 0 {
+			leaders = strconv.Itoa(int(pool.Status.LeaderNum))
+		}
 		return []interface{}{
 			string(pool.Spec.Type),
 			int64(pool.Status.ReadyNodeNum),
 			int64(pool.Status.UnreadyNodeNum),
+			leaders,
+			registry.SinceString(pool.Status.LeaderLastElectedTime),
 			registry.SelectorString(pool.Spec.Selector),
 		}, nil
 	},

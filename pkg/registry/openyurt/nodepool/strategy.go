@@ -24,12 +24,14 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta1"
+	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta2"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/validation"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry"
 )
 
 // servedVersions are the versions the store is served in; reset fields are declared for each.
 var servedVersions = []fieldpath.APIVersion{
+	fieldpath.APIVersion(v1beta2.SchemeGroupVersion.String()),
 	fieldpath.APIVersion(v1beta1.SchemeGroupVersion.String()),
 	fieldpath.APIVersion(v1alpha1.SchemeGroupVersion.String()),
 }
@@ -49,11 +51,25 @@ func resetFields(perVersion func(fieldpath.APIVersion) map[fieldpath.APIVersion]
 var hostNetworkAlphaPath = field.NewPath("metadata", "annotations").Key(openyurt.NodePoolHostNetworkAnnotation)
 
 // inRequestVersion rewrites validation errors into the field paths of the request's version: a v1alpha1
-// request sees errors of spec.hostNetwork on its annotation nodepool.openyurt.io/hostnetwork. Every other
-// field has the same path in both versions.
+// request sees errors of spec.hostNetwork on its annotation nodepool.openyurt.io/hostnetwork, and v1alpha1
+// and v1beta1 requests see errors of the v1beta2 fields (and anything under them) on their leader
+// annotations (openyurt/leaderannotations.go). Every other field has the same path in every version.
 func inRequestVersion(ctx context.Context, errs field.ErrorList) field.ErrorList {
 	info, ok := genericapirequest.RequestInfoFrom(ctx)
-	if !ok || info.APIVersion != v1alpha1.SchemeGroupVersion.Version {
+	if !ok || info.APIVersion == v1beta2.SchemeGroupVersion.Version {
+		return errs
+	}
+	for _, e := range errs {
+		for _, a := range openyurt.LeaderAnnotations {
+			path := a.Field.String()
+			if e.Field == path || strings.HasPrefix(e.Field, path+".") || strings.HasPrefix(e.Field, path+"[") {
+				e.Detail = strings.TrimSpace(e.Field + ": " + e.Detail)
+				e.Field = field.NewPath("metadata", "annotations").Key(a.Key).String()
+				break
+			}
+		}
+	}
+	if info.APIVersion != v1alpha1.SchemeGroupVersion.Version {
 		return errs
 	}
 	hostNetworkPath := field.NewPath("spec", "hostNetwork").String()
@@ -104,6 +120,7 @@ func (strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
 	pool.Status = openyurt.NodePoolStatus{}
 	pool.Generation = 1
 	defaultSelector(pool)
+	openyurt.SetLeaderDefaults(&pool.Spec)
 	labelWithType(pool)
 }
 
@@ -113,6 +130,7 @@ func (strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	newPool, oldPool := obj.(*openyurt.NodePool), old.(*openyurt.NodePool)
 	newPool.Status = oldPool.Status
 	defaultSelector(newPool)
+	openyurt.SetLeaderDefaults(&newPool.Spec)
 	labelWithType(newPool)
 	if !apiequality.Semantic.DeepEqual(newPool.Spec, oldPool.Spec) {
 		newPool.Generation = oldPool.Generation + 1

@@ -36,6 +36,10 @@ func validPool() *openyurt.NodePool {
 			Selector: poolSelector("hangzhou"),
 			Labels:   map[string]string{"zone": "a"},
 			Taints:   []corev1.Taint{{Key: "example.com/edge", Value: "true", Effect: corev1.TaintEffectNoSchedule}},
+
+			LeaderElectionStrategy: openyurt.ElectionStrategyRandom,
+			LeaderReplicas:         1,
+			PoolScopeMetadata:      openyurt.DefaultPoolScopeMetadata(),
 		},
 		Status: openyurt.NodePoolStatus{ReadyNodeNum: 2, UnreadyNodeNum: 1, Nodes: []string{"n1", "n2", "n3"}},
 	}
@@ -346,6 +350,7 @@ func TestGetResetFields(t *testing.T) {
 		map[fieldpath.APIVersion][]string{
 			"apps.openyurt.io/v1alpha1": {".status"},
 			"apps.openyurt.io/v1beta1":  {".status"},
+			"apps.openyurt.io/v1beta2":  {".status"},
 		}; !reflect.DeepEqual(got, want) {
 		t.Errorf("main reset fields = %v, want %v", got, want)
 	}
@@ -353,6 +358,7 @@ func TestGetResetFields(t *testing.T) {
 		map[fieldpath.APIVersion][]string{
 			"apps.openyurt.io/v1alpha1": {".metadata.annotations", ".metadata.labels", ".spec"},
 			"apps.openyurt.io/v1beta1":  {".metadata.annotations", ".metadata.labels", ".spec"},
+			"apps.openyurt.io/v1beta2":  {".metadata.annotations", ".metadata.labels", ".spec"},
 		}; !reflect.DeepEqual(got, want) {
 		t.Errorf("status reset fields = %v, want %v", got, want)
 	}

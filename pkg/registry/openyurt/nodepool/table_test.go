@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -22,13 +23,13 @@ func TestTable(t *testing.T) {
 			wide = append(wide, c.Name)
 		}
 	}
-	if want := []string{"Name", "Type", "ReadyNodes", "NotReadyNodes", "Age", "Selector"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"Name", "Type", "ReadyNodes", "NotReadyNodes", "LeaderNodes", "LeaderElectionAge", "Age", "Selector"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("columns = %v, want %v", names, want)
 	}
 	if want := []string{"Selector"}; !reflect.DeepEqual(wide, want) {
 		t.Errorf("wide columns = %v, want %v", wide, want)
 	}
-	want := []interface{}{"hangzhou", "Edge", int64(2), int64(1), "<unknown>", openyurt.NodePoolLabel + "=hangzhou"}
+	want := []interface{}{"hangzhou", "Edge", int64(2), int64(1), "", "", "<unknown>", openyurt.NodePoolLabel + "=hangzhou"}
 	if len(table.Rows) != 1 || !reflect.DeepEqual(table.Rows[0].Cells, want) {
 		t.Errorf("rows = %#v, want one row %#v", table.Rows, want)
 	}
@@ -51,11 +52,23 @@ func TestTable(t *testing.T) {
 	if len(table.Rows) != 2 {
 		t.Fatalf("got %d rows, want 2", len(table.Rows))
 	}
-	if want := []interface{}{"bare", "", int64(0), int64(0), "<unknown>", "<none>"}; !reflect.DeepEqual(table.Rows[1].Cells, want) {
+	if want := []interface{}{"bare", "", int64(0), int64(0), "", "", "<unknown>", "<none>"}; !reflect.DeepEqual(table.Rows[1].Cells, want) {
 		t.Errorf("bare pool cells = %#v, want %#v", table.Rows[1].Cells, want)
 	}
 	if table.ResourceVersion != "9" || table.Continue != "c" {
 		t.Errorf("list meta = %+v", table.ListMeta)
+	}
+
+	elected := validPool()
+	elected.Spec.EnableLeaderElection = true
+	elected.Status.LeaderNum = 1
+	elected.Status.LeaderLastElectedTime = &metav1.Time{Time: time.Now().Add(-90 * time.Minute)}
+	table, err = tableConvertor.ConvertToTable(context.Background(), elected, &metav1.TableOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cells := table.Rows[0].Cells; cells[4] != "1" || cells[5] != "90m" {
+		t.Errorf("leader cells = %#v, want 1 and 90m", cells[4:6])
 	}
 	if _, err := tableConvertor.ConvertToTable(context.Background(), &openyurt.YurtAppDaemon{}, nil); err == nil {
 		t.Error("want an error for a YurtAppDaemon")

@@ -25,6 +25,8 @@ import (
 	fakeopenyurtappsv1alpha1 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/openyurt/v1alpha1/fake"
 	openyurtappsv1beta1 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/openyurt/v1beta1"
 	fakeopenyurtappsv1beta1 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/openyurt/v1beta1/fake"
+	openyurtappsv1beta2 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/openyurt/v1beta2"
+	fakeopenyurtappsv1beta2 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/openyurt/v1beta2/fake"
 	tkestackappsv1 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/tkestack/v1"
 	faketkestackappsv1 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/tkestack/v1/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -148,6 +150,11 @@ func (c *Clientset) OpenYurtAppsV1alpha1() openyurtappsv1alpha1.OpenYurtAppsV1al
 // OpenYurtAppsV1beta1 retrieves the OpenYurtAppsV1beta1Client
 func (c *Clientset) OpenYurtAppsV1beta1() openyurtappsv1beta1.OpenYurtAppsV1beta1Interface {
 	return &fakeopenyurtappsv1beta1.FakeOpenYurtAppsV1beta1{Fake: &c.Fake}
+}
+
+// OpenYurtAppsV1beta2 retrieves the OpenYurtAppsV1beta2Client
+func (c *Clientset) OpenYurtAppsV1beta2() openyurtappsv1beta2.OpenYurtAppsV1beta2Interface {
+	return &fakeopenyurtappsv1beta2.FakeOpenYurtAppsV1beta2{Fake: &c.Fake}
 }
 
 // TKEStackAppsV1 retrieves the TKEStackAppsV1Client

@@ -21,6 +21,7 @@ package fake
 import (
 	openyurtappsv1alpha1 "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 	openyurtappsv1beta1 "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta1"
+	openyurtappsv1beta2 "github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1beta2"
 	tkestackappsv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -35,6 +36,7 @@ var codecs = serializer.NewCodecFactory(scheme)
 var localSchemeBuilder = runtime.SchemeBuilder{
 	openyurtappsv1alpha1.AddToScheme,
 	openyurtappsv1beta1.AddToScheme,
+	openyurtappsv1beta2.AddToScheme,
 	tkestackappsv1.AddToScheme,
 }
 
