@@ -104,3 +104,51 @@ func TestConvertYurtAppDaemonToYurtAppSet(t *testing.T) {
 		}
 	}
 }
+
+// TestConvertYurtAppDaemonStatefulSets converts a YurtAppDaemon with a StatefulSet template: the YurtAppSet
+// controls the same StatefulSets (names, UIDs, generations), and their pods are the same.
+func TestConvertYurtAppDaemonStatefulSets(t *testing.T) {
+	t.Parallel()
+	ensureLocalPools(t)
+	ns := newNamespace(t, "yad2yas-sts")
+	ctx := testContext(t, 5*yadTimeout)
+	yad := createYAD(t, ns, yadObject("db", "nginx:1.25", 1, true, map[string]string{localPoolLabel: "true"}))
+	before := waitChildren(t, ns, yad, true, "nginx:1.25", localPools...)
+	waitPoolPods(t, ns, "db", "nginx:1.25", 1, localPools...)
+	podUIDs := func() string {
+		t.Helper()
+		list, err := kubeClient.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=db"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range list.Items {
+			out = append(out, p.Name+"/"+string(p.UID))
+		}
+		return strings.Join(out, ",")
+	}
+	podsBefore := podUIDs()
+
+	mustKubectlTApp(t, "convert", "yurtappdaemon", "db", "-n", ns, "--backup-file", filepath.Join(t.TempDir(), "db.yaml"))
+	waitYASStatus(t, ns, "db", 2)
+	yas, err := tappClient.OpenYurtAppsV1beta1().YurtAppSets(ns).Get(ctx, "db", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := yasWorkloads(ctx, ns, yas.UID, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pool := range localPools {
+		s, err := kubeClient.AppsV1().StatefulSets(ns).Get(ctx, before[pool].name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after[pool].uid != before[pool].uid || s.Generation != before[pool].generation {
+			t.Errorf("pool %s: YurtAppSet workload %+v (generation %d), YurtAppDaemon's was %+v", pool, after[pool], s.Generation, before[pool])
+		}
+	}
+	if got := podUIDs(); got != podsBefore {
+		t.Errorf("pods changed across the conversion:\nbefore %s\nafter  %s", podsBefore, got)
+	}
+}
