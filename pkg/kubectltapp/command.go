@@ -35,7 +35,8 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Long: `kubectl tapp shows the instances of a TApp (apps.tkestack.io/v1), kills, revives and restarts
 single instances, and manages the TApp's rollouts as kubectl rollout does for a StatefulSet. logs, exec,
 attach and port-forward act on one instance's pod with kubectl's own implementations, and set image changes
-the images of the TApp's templates. Shell completion: kubectl tapp completion --help.`,
+the images of the TApp's templates. convert yurtappdaemon replaces a YurtAppDaemon by a YurtAppSet that adopts
+its workloads without restarting a pod. Shell completion: kubectl tapp completion --help.`,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl tapp"},
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -45,6 +46,7 @@ the images of the TApp's templates. Shell completion: kubectl tapp completion --
 	o.ConfigFlags.AddFlags(cmd.PersistentFlags())
 	cmd.AddCommand(newInstancesCommand(o), newKillCommand(o), newReviveCommand(o), newRestartCommand(o), newRolloutCommand(o))
 	cmd.AddCommand(newLogsCommand(o), newExecCommand(o), newAttachCommand(o), newPortForwardCommand(o), newSetCommand(o))
+	cmd.AddCommand(newConvertCommand(o))
 	o.addCompletions(cmd)
 	return cmd
 }
