@@ -1,11 +1,19 @@
 package bench
 
 import (
+	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	clienttesting "k8s.io/client-go/testing"
+
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/fake"
 )
 
 func TestGrowthExponent(t *testing.T) {
@@ -137,6 +145,41 @@ func TestRenderGrowth(t *testing.T) {
 	} {
 		if !strings.Contains(md, s) {
 			t.Errorf("results.md has no %q:\n%s", s, md)
+		}
+	}
+}
+
+// TestWatchFanOutStartsAtTheNamespaceVersion: the fan-out's watches start at the resource version of a
+// list of the namespace, not at the TApp's own (older) version, from which a real server replays every
+// event since; and every watcher must see the update.
+func TestWatchFanOutStartsAtTheNamespaceVersion(t *testing.T) {
+	const ns, name, listVersion = "growth-tapps", "g-00000", "9999"
+	tapp := &tkestackv1.TApp{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: "5"}}
+	client := fake.NewSimpleClientset(tapp)
+	client.PrependReactor("list", "tapps", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		return true, &tkestackv1.TAppList{ListMeta: metav1.ListMeta{ResourceVersion: listVersion}}, nil
+	})
+	var mu sync.Mutex
+	var versions []string
+	client.PrependWatchReactor("tapps", func(action clienttesting.Action) (bool, watch.Interface, error) {
+		mu.Lock()
+		versions = append(versions, action.(clienttesting.WatchActionImpl).WatchRestrictions.ResourceVersion)
+		mu.Unlock()
+		return false, nil, nil
+	})
+	seconds, err := medianWatchFanOut(context.Background(), client, ns, name, 3)
+	if err != nil {
+		t.Fatalf("watch fan-out: %v", err)
+	}
+	if seconds < 0 {
+		t.Errorf("fan-out took %v s", seconds)
+	}
+	if len(versions) != 3*growthFanOutRepeats {
+		t.Fatalf("%d watches opened, want %d", len(versions), 3*growthFanOutRepeats)
+	}
+	for _, v := range versions {
+		if v != listVersion {
+			t.Errorf("a watch started at resource version %q, want the namespace's %q", v, listVersion)
 		}
 	}
 }

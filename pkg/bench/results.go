@@ -397,7 +397,7 @@ type GrowthTApps struct {
 	// ListSeconds is the median of three lists of all of them, directly, in protobuf.
 	ListSeconds float64 `json:"listSeconds"`
 	// WatchFanOutSeconds is the time from the update of one TApp until each of Watchers watches of the
-	// namespace has its event.
+	// namespace, opened at its current resource version, has its event (median of three).
 	Watchers           int     `json:"watchers"`
 	WatchFanOutSeconds float64 `json:"watchFanOutSeconds"`
 	// ResyncSeconds is the time from the start of a restart of tapp-apiserver until the new process's TApp
