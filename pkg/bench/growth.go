@@ -73,18 +73,27 @@ func (b *bench) growthSection(ctx context.Context, budget Budget) error {
 		return err
 	}
 	pids := b.processPIDs()
+	tag := b.clusterTag
+	defer func() { b.clusterTag = tag }()
 	for _, n := range []int{small, large} {
+		b.clusterTag = fmt.Sprintf("%s-%d", tag, n) // profile names (--profile) tell the sizes apart
 		up, roll, _, err := b.runKind(ctx, kindTApp, tappClient, n, true, budget, pids)
 		if err != nil {
 			return err
 		}
-		p := GrowthInstances{Instances: n, ScaleUpSeconds: up.Seconds, StatusBytes: up.TAppStatusBytes, ScaleUpCompleted: up.Completed}
+		p := GrowthInstances{Instances: n, ScaleUpSeconds: up.Seconds, StatusBytes: up.TAppStatusBytes, ScaleUpCompleted: up.Completed,
+			ScaleUpAllCreatedSeconds: up.AllCreatedSeconds, ScaleUpCPUSeconds: map[string]float64{
+				"tapp-apiserver": up.ServerCPUSeconds, "kube-apiserver": up.KubeAPIServerCPUSeconds,
+				"kube-controller-manager": up.ControllerManagerCPUSeconds, "kube-scheduler": up.SchedulerCPUSeconds,
+				"etcd": up.EtcdCPUSeconds, "benchmark": up.BenchmarkProcessCPUSeconds}}
 		p.ScaleUpKubeAPIWrites, _, _ = writesSummary(up.KubeAPIWrites)
 		p.ScaleUpTAppAPIWrites, _, _ = writesSummary(up.TAppAPIWrites)
 		if roll != nil {
 			p.RollSeconds, p.RollCompleted = roll.Seconds, roll.Completed
 			p.RollKubeAPIWrites, _, _ = writesSummary(roll.KubeAPIWrites)
 			p.RollTAppAPIWrites, _, _ = writesSummary(roll.TAppAPIWrites)
+			p.RollCPUSeconds = map[string]float64{"tapp-apiserver": roll.ServerCPUSeconds,
+				"kube-apiserver": roll.KubeAPIServerCPUSeconds, "kube-controller-manager": roll.ControllerManagerCPUSeconds}
 		}
 		res.Instances = append(res.Instances, p)
 	}
@@ -309,12 +318,19 @@ func growthFigures(res *GrowthResult) []GrowthFigure {
 			out = append(out, newGrowthFigure(name, unit, expected, s.Instances, l.Instances, small, large))
 		}
 		add("one TApp: scale-up time", "s", 1, s.ScaleUpSeconds, l.ScaleUpSeconds)
+		add("one TApp: scale-up, all pods created", "s", 1, s.ScaleUpAllCreatedSeconds, l.ScaleUpAllCreatedSeconds)
+		for _, proc := range []string{"tapp-apiserver", "kube-apiserver", "kube-scheduler", "benchmark"} {
+			add("one TApp: "+proc+" CPU, scale-up", "s", 1, s.ScaleUpCPUSeconds[proc], l.ScaleUpCPUSeconds[proc])
+		}
 		add("one TApp: in-place rolling update time", "s", 1, s.RollSeconds, l.RollSeconds)
 		add("one TApp: status size", "bytes", 1, float64(s.StatusBytes), float64(l.StatusBytes))
 		add("one TApp: kube-apiserver writes, scale-up", "writes", 1, float64(s.ScaleUpKubeAPIWrites), float64(l.ScaleUpKubeAPIWrites))
 		add("one TApp: kube-apiserver writes, rolling update", "writes", 1, float64(s.RollKubeAPIWrites), float64(l.RollKubeAPIWrites))
 		add("one TApp: tapp-apiserver writes, scale-up", "writes", 1, float64(s.ScaleUpTAppAPIWrites), float64(l.ScaleUpTAppAPIWrites))
 		add("one TApp: tapp-apiserver writes, rolling update", "writes", 1, float64(s.RollTAppAPIWrites), float64(l.RollTAppAPIWrites))
+		for _, proc := range []string{"tapp-apiserver", "kube-apiserver"} {
+			add("one TApp: "+proc+" CPU, rolling update", "s", 1, s.RollCPUSeconds[proc], l.RollCPUSeconds[proc])
+		}
 	}
 	if len(res.TApps) == 2 {
 		s, l := res.TApps[0], res.TApps[1]

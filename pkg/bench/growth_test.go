@@ -69,9 +69,13 @@ func growthResults() *Results {
 	g := &GrowthResult{
 		Instances: []GrowthInstances{
 			{Instances: 1000, ScaleUpSeconds: 9, ScaleUpCompleted: true, RollSeconds: 19, RollCompleted: true, StatusBytes: 30000,
-				ScaleUpKubeAPIWrites: 3000, ScaleUpTAppAPIWrites: 80, RollKubeAPIWrites: 4000, RollTAppAPIWrites: 120},
+				ScaleUpKubeAPIWrites: 3000, ScaleUpTAppAPIWrites: 80, RollKubeAPIWrites: 4000, RollTAppAPIWrites: 120,
+				ScaleUpAllCreatedSeconds: 8, ScaleUpCPUSeconds: map[string]float64{"tapp-apiserver": 2, "kube-apiserver": 9, "kube-scheduler": 1, "benchmark": 3},
+				RollCPUSeconds: map[string]float64{"tapp-apiserver": 3, "kube-apiserver": 20}},
 			{Instances: 10000, ScaleUpSeconds: 90, ScaleUpCompleted: true, RollSeconds: 190, RollCompleted: true, StatusBytes: 300000,
-				ScaleUpKubeAPIWrites: 30000, ScaleUpTAppAPIWrites: 800, RollKubeAPIWrites: 40000, RollTAppAPIWrites: 1200},
+				ScaleUpKubeAPIWrites: 30000, ScaleUpTAppAPIWrites: 800, RollKubeAPIWrites: 40000, RollTAppAPIWrites: 1200,
+				ScaleUpAllCreatedSeconds: 80, ScaleUpCPUSeconds: map[string]float64{"tapp-apiserver": 200, "kube-apiserver": 90, "kube-scheduler": 10, "benchmark": 30},
+				RollCPUSeconds: map[string]float64{"tapp-apiserver": 30, "kube-apiserver": 200}},
 		},
 		TApps: []GrowthTApps{
 			{TApps: 1000, RSSGrowthBytes: 10 << 20, ListSeconds: 0.05, Watchers: 50, WatchFanOutSeconds: 0.01, ResyncSeconds: 1, RestartSeconds: 0.5},
@@ -86,13 +90,16 @@ func growthResults() *Results {
 
 func TestGrowthFiguresAndTargets(t *testing.T) {
 	res := growthResults()
-	if len(res.Growth.Figures) != 11 {
-		t.Fatalf("%d figures, want 11: %+v", len(res.Growth.Figures), res.Growth.Figures)
+	if len(res.Growth.Figures) != 18 {
+		t.Fatalf("%d figures, want 18: %+v", len(res.Growth.Figures), res.Growth.Figures)
 	}
 	want := map[string]float64{
 		"one TApp: scale-up time":                          1,
 		"one TApp: status size":                            1,
 		"one TApp: kube-apiserver writes, scale-up":        1,
+		"one TApp: scale-up, all pods created":             1,
+		"one TApp: tapp-apiserver CPU, scale-up":           2,
+		"one TApp: kube-apiserver CPU, rolling update":     1,
 		"TApps: tapp-apiserver RSS growth":                 1,
 		"TApps: list of all":                               2,
 		"TApps: 50 watchers see an update":                 0,
@@ -117,6 +124,8 @@ func TestGrowthFiguresAndTargets(t *testing.T) {
 		"growth 1000→10000: TApps: 50 watchers see an update, exponent":       true,
 		"growth 1000→10000: TApps: tapp-apiserver RSS growth, exponent":       true,
 		"growth 1000→10000: one TApp: in-place rolling update time, exponent": true,
+		"growth 1000→10000: one TApp: tapp-apiserver CPU, scale-up, exponent": false,
+		"growth 1000→10000: one TApp: kube-apiserver CPU, scale-up, exponent": true,
 	} {
 		if got, ok := met[name]; !ok || got != m {
 			t.Errorf("target %q: present %v, met %v, want met %v", name, ok, got, m)

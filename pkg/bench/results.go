@@ -386,6 +386,16 @@ type GrowthInstances struct {
 	ScaleUpTAppAPIWrites int `json:"scaleUpTAppAPIWrites"`
 	RollKubeAPIWrites    int `json:"rollKubeAPIWrites"`
 	RollTAppAPIWrites    int `json:"rollTAppAPIWrites"`
+	// ScaleUpAllCreatedSeconds is when kube-apiserver completed the last pod create of the scale-up (its
+	// audit log), which the controllers' client budget paces; the rest of ScaleUpSeconds is the pods' way
+	// to Ready.
+	ScaleUpAllCreatedSeconds float64 `json:"scaleUpAllCreatedSeconds,omitempty"`
+	// ScaleUpCPUSeconds and RollCPUSeconds are the CPU seconds each process spent during the scale-up and the
+	// rolling update, by process ("tapp-apiserver" with its embedded etcd, "kube-apiserver",
+	// "kube-controller-manager", "kube-scheduler", "etcd", "benchmark" with the pod simulator): which of
+	// them grows faster than the instances says where a super-linear time comes from.
+	ScaleUpCPUSeconds map[string]float64 `json:"scaleUpCPUSeconds,omitempty"`
+	RollCPUSeconds    map[string]float64 `json:"rollCPUSeconds,omitempty"`
 }
 
 // GrowthTApps is tapp-apiserver holding TApps TApps of the tutorial shape with no replicas.
