@@ -86,12 +86,14 @@ func (b *bench) growthSection(ctx context.Context, budget Budget) error {
 				"tapp-apiserver": up.ServerCPUSeconds, "kube-apiserver": up.KubeAPIServerCPUSeconds,
 				"kube-controller-manager": up.ControllerManagerCPUSeconds, "kube-scheduler": up.SchedulerCPUSeconds,
 				"etcd": up.EtcdCPUSeconds, "benchmark": up.BenchmarkProcessCPUSeconds}}
+		p.ScaleUpWrites = mergeWrites(up.KubeAPIWrites, up.TAppAPIWrites)
 		p.ScaleUpKubeAPIWrites, _, _ = writesSummary(up.KubeAPIWrites)
 		p.ScaleUpTAppAPIWrites, _, _ = writesSummary(up.TAppAPIWrites)
 		if roll != nil {
 			p.RollSeconds, p.RollCompleted = roll.Seconds, roll.Completed
 			p.RollKubeAPIWrites, _, _ = writesSummary(roll.KubeAPIWrites)
 			p.RollTAppAPIWrites, _, _ = writesSummary(roll.TAppAPIWrites)
+			p.RollWrites = mergeWrites(roll.KubeAPIWrites, roll.TAppAPIWrites)
 			p.RollCPUSeconds = map[string]float64{"tapp-apiserver": roll.ServerCPUSeconds,
 				"kube-apiserver": roll.KubeAPIServerCPUSeconds, "kube-controller-manager": roll.ControllerManagerCPUSeconds}
 		}
@@ -105,6 +107,19 @@ func (b *bench) growthSection(ctx context.Context, budget Budget) error {
 		b.logf("growth %-48s %10.3f → %10.3f %-6s exponent %.2f", f.Name, f.Small, f.Large, f.Unit, f.Exponent)
 	}
 	return nil
+}
+
+// mergeWrites is kube-apiserver's write requests with tapp-apiserver's, whose keys are prefixed
+// "tapp-apiserver ".
+func mergeWrites(kube, tapp map[string]int) map[string]int {
+	out := make(map[string]int, len(kube)+len(tapp))
+	for k, v := range kube {
+		out[k] = v
+	}
+	for k, v := range tapp {
+		out["tapp-apiserver "+k] = v
+	}
+	return out
 }
 
 // growthTApps creates TApps of no replicas directly on tapp-apiserver up to each size and measures the

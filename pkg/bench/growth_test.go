@@ -192,3 +192,16 @@ func TestWatchFanOutStartsAtTheNamespaceVersion(t *testing.T) {
 		}
 	}
 }
+
+func TestMergeWrites(t *testing.T) {
+	got := mergeWrites(map[string]int{"create pods": 10, "patch pods/status": 20}, map[string]int{"update tapps/status": 3})
+	want := map[string]int{"create pods": 10, "patch pods/status": 20, "tapp-apiserver update tapps/status": 3}
+	if len(got) != len(want) {
+		t.Fatalf("merged %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%q: %d, want %d", k, got[k], v)
+		}
+	}
+}

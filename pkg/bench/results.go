@@ -396,6 +396,10 @@ type GrowthInstances struct {
 	// them grows faster than the instances says where a super-linear time comes from.
 	ScaleUpCPUSeconds map[string]float64 `json:"scaleUpCPUSeconds,omitempty"`
 	RollCPUSeconds    map[string]float64 `json:"rollCPUSeconds,omitempty"`
+	// ScaleUpWrites and RollWrites are the write requests of both servers by "VERB resource[/subresource]"
+	// (kube-apiserver's as section 3 counts them, tapp-apiserver's prefixed "tapp-apiserver ").
+	ScaleUpWrites map[string]int `json:"scaleUpWrites,omitempty"`
+	RollWrites    map[string]int `json:"rollWrites,omitempty"`
 }
 
 // GrowthTApps is tapp-apiserver holding TApps TApps of the tutorial shape with no replicas.
