@@ -73,18 +73,29 @@ func (b *bench) growthSection(ctx context.Context, budget Budget) error {
 		return err
 	}
 	pids := b.processPIDs()
+	tag := b.clusterTag
+	defer func() { b.clusterTag = tag }()
 	for _, n := range []int{small, large} {
+		b.clusterTag = fmt.Sprintf("%s-%d", tag, n) // profile names (--profile) tell the sizes apart
 		up, roll, _, err := b.runKind(ctx, kindTApp, tappClient, n, true, budget, pids)
 		if err != nil {
 			return err
 		}
-		p := GrowthInstances{Instances: n, ScaleUpSeconds: up.Seconds, StatusBytes: up.TAppStatusBytes, ScaleUpCompleted: up.Completed}
+		p := GrowthInstances{Instances: n, ScaleUpSeconds: up.Seconds, StatusBytes: up.TAppStatusBytes, ScaleUpCompleted: up.Completed,
+			ScaleUpAllCreatedSeconds: up.AllCreatedSeconds, ScaleUpCPUSeconds: map[string]float64{
+				"tapp-apiserver": up.ServerCPUSeconds, "kube-apiserver": up.KubeAPIServerCPUSeconds,
+				"kube-controller-manager": up.ControllerManagerCPUSeconds, "kube-scheduler": up.SchedulerCPUSeconds,
+				"etcd": up.EtcdCPUSeconds, "benchmark": up.BenchmarkProcessCPUSeconds}}
+		p.ScaleUpWrites = mergeWrites(up.KubeAPIWrites, up.TAppAPIWrites)
 		p.ScaleUpKubeAPIWrites, _, _ = writesSummary(up.KubeAPIWrites)
 		p.ScaleUpTAppAPIWrites, _, _ = writesSummary(up.TAppAPIWrites)
 		if roll != nil {
 			p.RollSeconds, p.RollCompleted = roll.Seconds, roll.Completed
 			p.RollKubeAPIWrites, _, _ = writesSummary(roll.KubeAPIWrites)
 			p.RollTAppAPIWrites, _, _ = writesSummary(roll.TAppAPIWrites)
+			p.RollWrites = mergeWrites(roll.KubeAPIWrites, roll.TAppAPIWrites)
+			p.RollCPUSeconds = map[string]float64{"tapp-apiserver": roll.ServerCPUSeconds,
+				"kube-apiserver": roll.KubeAPIServerCPUSeconds, "kube-controller-manager": roll.ControllerManagerCPUSeconds}
 		}
 		res.Instances = append(res.Instances, p)
 	}
@@ -96,6 +107,19 @@ func (b *bench) growthSection(ctx context.Context, budget Budget) error {
 		b.logf("growth %-48s %10.3f → %10.3f %-6s exponent %.2f", f.Name, f.Small, f.Large, f.Unit, f.Exponent)
 	}
 	return nil
+}
+
+// mergeWrites is kube-apiserver's write requests with tapp-apiserver's, whose keys are prefixed
+// "tapp-apiserver ".
+func mergeWrites(kube, tapp map[string]int) map[string]int {
+	out := make(map[string]int, len(kube)+len(tapp))
+	for k, v := range kube {
+		out[k] = v
+	}
+	for k, v := range tapp {
+		out["tapp-apiserver "+k] = v
+	}
+	return out
 }
 
 // growthTApps creates TApps of no replicas directly on tapp-apiserver up to each size and measures the
@@ -111,6 +135,11 @@ func (b *bench) growthTApps(ctx context.Context, res *GrowthResult, small, large
 		return err
 	}
 	tapps := client.TKEStackAppsV1().TApps(ns)
+	// The baseline is a fresh process, as every reading after it is (each follows a restart): the process
+	// that ran the one-TApp parts still holds the heap its pod informers grew to with 10,000 pods.
+	if err := b.cluster.RestartTAppAPIServer(ctx); err != nil {
+		return err
+	}
 	b.settle(ctx, direct)
 	before, _ := b.sample(ctx, b.cluster.PID("tapp-apiserver"), direct)
 	created := 0
@@ -133,7 +162,7 @@ func (b *bench) growthTApps(ctx context.Context, res *GrowthResult, small, large
 		}
 		// Before the restart: watches opened on a process that has just started can end at once, before its
 		// watch cache has caught up with the resource version they ask for.
-		if p.WatchFanOutSeconds, err = watchFanOut(ctx, client, ns, fmt.Sprintf("g-%05d", 0), growthWatchers); err != nil {
+		if p.WatchFanOutSeconds, err = medianWatchFanOut(ctx, client, ns, fmt.Sprintf("g-%05d", 0), growthWatchers); err != nil {
 			return err
 		}
 		// The memory is that of the restarted process holding n TApps with its controller synced, against the
@@ -174,11 +203,35 @@ func medianListSeconds(ctx context.Context, tapps interface {
 	return round(times[1], 4), nil
 }
 
-// watchFanOut opens watchers watches of the namespace, updates the TApp name and returns the time until
-// every watcher has seen the update.
+// growthFanOutRepeats is how many times the watch fan-out is measured at each size (the median is kept).
+const growthFanOutRepeats = 3
+
+// medianWatchFanOut measures watchFanOut growthFanOutRepeats times and returns the median.
+func medianWatchFanOut(ctx context.Context, client versioned.Interface, ns, name string, watchers int) (float64, error) {
+	var times []float64
+	for i := 0; i < growthFanOutRepeats; i++ {
+		t, err := watchFanOut(ctx, client, ns, name, watchers)
+		if err != nil {
+			return 0, err
+		}
+		times = append(times, t)
+	}
+	sort.Float64s(times)
+	return times[len(times)/2], nil
+}
+
+// watchFanOut opens watchers watches of the namespace from its current resource version, updates the TApp
+// name and returns the time until every watcher has seen the update. The watches start from the
+// namespace's resource version (a list of one object, read from etcd), not from the TApp's own: a watch
+// from an older version first receives every event since (at 10,000 TApps, the creates of all but the
+// first), which is a replay of the history, not the delivery of one event to many watchers.
 func watchFanOut(ctx context.Context, client versioned.Interface, ns, name string, watchers int) (float64, error) {
 	tapps := client.TKEStackAppsV1().TApps(ns)
 	obj, err := tapps.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return 0, err
+	}
+	current, err := tapps.List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
 		return 0, err
 	}
@@ -188,7 +241,7 @@ func watchFanOut(ctx context.Context, client versioned.Interface, ns, name strin
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	for i := 0; i < watchers; i++ {
-		w, err := tapps.Watch(ctx, metav1.ListOptions{ResourceVersion: obj.ResourceVersion})
+		w, err := tapps.Watch(ctx, metav1.ListOptions{ResourceVersion: current.ResourceVersion})
 		if err != nil {
 			return 0, err
 		}
@@ -285,12 +338,19 @@ func growthFigures(res *GrowthResult) []GrowthFigure {
 			out = append(out, newGrowthFigure(name, unit, expected, s.Instances, l.Instances, small, large))
 		}
 		add("one TApp: scale-up time", "s", 1, s.ScaleUpSeconds, l.ScaleUpSeconds)
+		add("one TApp: scale-up, all pods created", "s", 1, s.ScaleUpAllCreatedSeconds, l.ScaleUpAllCreatedSeconds)
+		for _, proc := range []string{"tapp-apiserver", "kube-apiserver", "kube-scheduler", "benchmark"} {
+			add("one TApp: "+proc+" CPU, scale-up", "s", 1, s.ScaleUpCPUSeconds[proc], l.ScaleUpCPUSeconds[proc])
+		}
 		add("one TApp: in-place rolling update time", "s", 1, s.RollSeconds, l.RollSeconds)
 		add("one TApp: status size", "bytes", 1, float64(s.StatusBytes), float64(l.StatusBytes))
 		add("one TApp: kube-apiserver writes, scale-up", "writes", 1, float64(s.ScaleUpKubeAPIWrites), float64(l.ScaleUpKubeAPIWrites))
 		add("one TApp: kube-apiserver writes, rolling update", "writes", 1, float64(s.RollKubeAPIWrites), float64(l.RollKubeAPIWrites))
 		add("one TApp: tapp-apiserver writes, scale-up", "writes", 1, float64(s.ScaleUpTAppAPIWrites), float64(l.ScaleUpTAppAPIWrites))
 		add("one TApp: tapp-apiserver writes, rolling update", "writes", 1, float64(s.RollTAppAPIWrites), float64(l.RollTAppAPIWrites))
+		for _, proc := range []string{"tapp-apiserver", "kube-apiserver"} {
+			add("one TApp: "+proc+" CPU, rolling update", "s", 1, s.RollCPUSeconds[proc], l.RollCPUSeconds[proc])
+		}
 	}
 	if len(res.TApps) == 2 {
 		s, l := res.TApps[0], res.TApps[1]

@@ -1,11 +1,19 @@
 package bench
 
 import (
+	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	clienttesting "k8s.io/client-go/testing"
+
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
+	"github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/fake"
 )
 
 func TestGrowthExponent(t *testing.T) {
@@ -61,9 +69,13 @@ func growthResults() *Results {
 	g := &GrowthResult{
 		Instances: []GrowthInstances{
 			{Instances: 1000, ScaleUpSeconds: 9, ScaleUpCompleted: true, RollSeconds: 19, RollCompleted: true, StatusBytes: 30000,
-				ScaleUpKubeAPIWrites: 3000, ScaleUpTAppAPIWrites: 80, RollKubeAPIWrites: 4000, RollTAppAPIWrites: 120},
+				ScaleUpKubeAPIWrites: 3000, ScaleUpTAppAPIWrites: 80, RollKubeAPIWrites: 4000, RollTAppAPIWrites: 120,
+				ScaleUpAllCreatedSeconds: 8, ScaleUpCPUSeconds: map[string]float64{"tapp-apiserver": 2, "kube-apiserver": 9, "kube-scheduler": 1, "benchmark": 3},
+				RollCPUSeconds: map[string]float64{"tapp-apiserver": 3, "kube-apiserver": 20}},
 			{Instances: 10000, ScaleUpSeconds: 90, ScaleUpCompleted: true, RollSeconds: 190, RollCompleted: true, StatusBytes: 300000,
-				ScaleUpKubeAPIWrites: 30000, ScaleUpTAppAPIWrites: 800, RollKubeAPIWrites: 40000, RollTAppAPIWrites: 1200},
+				ScaleUpKubeAPIWrites: 30000, ScaleUpTAppAPIWrites: 800, RollKubeAPIWrites: 40000, RollTAppAPIWrites: 1200,
+				ScaleUpAllCreatedSeconds: 80, ScaleUpCPUSeconds: map[string]float64{"tapp-apiserver": 200, "kube-apiserver": 90, "kube-scheduler": 10, "benchmark": 30},
+				RollCPUSeconds: map[string]float64{"tapp-apiserver": 30, "kube-apiserver": 200}},
 		},
 		TApps: []GrowthTApps{
 			{TApps: 1000, RSSGrowthBytes: 10 << 20, ListSeconds: 0.05, Watchers: 50, WatchFanOutSeconds: 0.01, ResyncSeconds: 1, RestartSeconds: 0.5},
@@ -78,13 +90,16 @@ func growthResults() *Results {
 
 func TestGrowthFiguresAndTargets(t *testing.T) {
 	res := growthResults()
-	if len(res.Growth.Figures) != 11 {
-		t.Fatalf("%d figures, want 11: %+v", len(res.Growth.Figures), res.Growth.Figures)
+	if len(res.Growth.Figures) != 18 {
+		t.Fatalf("%d figures, want 18: %+v", len(res.Growth.Figures), res.Growth.Figures)
 	}
 	want := map[string]float64{
 		"one TApp: scale-up time":                          1,
 		"one TApp: status size":                            1,
 		"one TApp: kube-apiserver writes, scale-up":        1,
+		"one TApp: scale-up, all pods created":             1,
+		"one TApp: tapp-apiserver CPU, scale-up":           2,
+		"one TApp: kube-apiserver CPU, rolling update":     1,
 		"TApps: tapp-apiserver RSS growth":                 1,
 		"TApps: list of all":                               2,
 		"TApps: 50 watchers see an update":                 0,
@@ -109,6 +124,8 @@ func TestGrowthFiguresAndTargets(t *testing.T) {
 		"growth 1000→10000: TApps: 50 watchers see an update, exponent":       true,
 		"growth 1000→10000: TApps: tapp-apiserver RSS growth, exponent":       true,
 		"growth 1000→10000: one TApp: in-place rolling update time, exponent": true,
+		"growth 1000→10000: one TApp: tapp-apiserver CPU, scale-up, exponent": false,
+		"growth 1000→10000: one TApp: kube-apiserver CPU, scale-up, exponent": true,
 	} {
 		if got, ok := met[name]; !ok || got != m {
 			t.Errorf("target %q: present %v, met %v, want met %v", name, ok, got, m)
@@ -137,6 +154,54 @@ func TestRenderGrowth(t *testing.T) {
 	} {
 		if !strings.Contains(md, s) {
 			t.Errorf("results.md has no %q:\n%s", s, md)
+		}
+	}
+}
+
+// TestWatchFanOutStartsAtTheNamespaceVersion: the fan-out's watches start at the resource version of a
+// list of the namespace, not at the TApp's own (older) version, from which a real server replays every
+// event since; and every watcher must see the update.
+func TestWatchFanOutStartsAtTheNamespaceVersion(t *testing.T) {
+	const ns, name, listVersion = "growth-tapps", "g-00000", "9999"
+	tapp := &tkestackv1.TApp{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: "5"}}
+	client := fake.NewSimpleClientset(tapp)
+	client.PrependReactor("list", "tapps", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		return true, &tkestackv1.TAppList{ListMeta: metav1.ListMeta{ResourceVersion: listVersion}}, nil
+	})
+	var mu sync.Mutex
+	var versions []string
+	client.PrependWatchReactor("tapps", func(action clienttesting.Action) (bool, watch.Interface, error) {
+		mu.Lock()
+		versions = append(versions, action.(clienttesting.WatchActionImpl).WatchRestrictions.ResourceVersion)
+		mu.Unlock()
+		return false, nil, nil
+	})
+	seconds, err := medianWatchFanOut(context.Background(), client, ns, name, 3)
+	if err != nil {
+		t.Fatalf("watch fan-out: %v", err)
+	}
+	if seconds < 0 {
+		t.Errorf("fan-out took %v s", seconds)
+	}
+	if len(versions) != 3*growthFanOutRepeats {
+		t.Fatalf("%d watches opened, want %d", len(versions), 3*growthFanOutRepeats)
+	}
+	for _, v := range versions {
+		if v != listVersion {
+			t.Errorf("a watch started at resource version %q, want the namespace's %q", v, listVersion)
+		}
+	}
+}
+
+func TestMergeWrites(t *testing.T) {
+	got := mergeWrites(map[string]int{"create pods": 10, "patch pods/status": 20}, map[string]int{"update tapps/status": 3})
+	want := map[string]int{"create pods": 10, "patch pods/status": 20, "tapp-apiserver update tapps/status": 3}
+	if len(got) != len(want) {
+		t.Fatalf("merged %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%q: %d, want %d", k, got[k], v)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,6 +48,7 @@ func (b *bench) runMemory(ctx context.Context, direct, crd apiPath, directConfig
 	res.TAppCreateSeconds = round(elapsed.Seconds(), 2)
 	b.settle(ctx, directConfig, kubeConfig)
 	tappAfter, tappHeapAfter := b.sample(ctx, pids["tapp-apiserver"], directConfig)
+	b.saveMemoryHeapProfile(ctx, directConfig, "tapp-apiserver")
 	kubeMid, kubeHeapMid := b.sample(ctx, pids["kube-apiserver"], kubeConfig)
 	etcdMid, _ := b.sample(ctx, pids["etcd"], nil)
 	res.KubeAPIServerDuringTAppsBytes = kubeMid.RSS - kubeBefore.RSS
@@ -61,6 +64,7 @@ func (b *bench) runMemory(ctx context.Context, direct, crd apiPath, directConfig
 	res.CRDCreateSeconds = round(elapsed.Seconds(), 2)
 	b.settle(ctx, directConfig, kubeConfig)
 	kubeAfter, kubeHeapAfter := b.sample(ctx, pids["kube-apiserver"], kubeConfig)
+	b.saveMemoryHeapProfile(ctx, kubeConfig, "kube-apiserver")
 	etcdAfter, _ := b.sample(ctx, pids["etcd"], nil)
 
 	res.TAppAPIServer = processMemory(pids["tapp-apiserver"], tappBefore, tappAfter, tappHeapBefore, tappHeapAfter)
@@ -103,6 +107,21 @@ func (b *bench) settle(ctx context.Context, configs ...*rest.Config) {
 		}
 	}
 	sleepCtx(ctx, 5*time.Second)
+}
+
+// saveMemoryHeapProfile writes a heap profile of a server holding the section's objects to
+// <out>/profiles/<server>-memory-heap.pprof (`go tool pprof -sample_index=inuse_space`), which tells what
+// takes its memory; a failure is logged, not fatal.
+func (b *bench) saveMemoryHeapProfile(ctx context.Context, cfg *rest.Config, server string) {
+	dir := filepath.Join(b.opts.outDir, "profiles")
+	path := filepath.Join(dir, server+"-memory-heap.pprof")
+	err := os.MkdirAll(dir, 0o755)
+	if err == nil {
+		err = saveHeapProfile(ctx, cfg, path)
+	}
+	if err != nil {
+		b.logf("memory: heap profile of %s: %v", server, err)
+	}
 }
 
 // sample reads the median resident set of three readings a second apart, and the Go heap in use after a

@@ -280,13 +280,24 @@ func requestDelta(before, after map[string]float64) map[string]int {
 
 // saveProfile writes a CPU profile of a Go server (its /debug/pprof/profile) to path.
 func saveProfile(ctx context.Context, cfg *rest.Config, seconds int, path string) error {
+	return savePprof(ctx, cfg, fmt.Sprintf("/debug/pprof/profile?seconds=%d", seconds), time.Duration(seconds+30)*time.Second, path)
+}
+
+// saveHeapProfile writes a heap profile of a Go server, taken after a forced garbage collection (its
+// /debug/pprof/heap?gc=1), to path.
+func saveHeapProfile(ctx context.Context, cfg *rest.Config, path string) error {
+	return savePprof(ctx, cfg, "/debug/pprof/heap?gc=1", 60*time.Second, path)
+}
+
+// savePprof writes the answer of a Go server's pprof endpoint (uri: path and query) to path.
+func savePprof(ctx context.Context, cfg *rest.Config, uri string, timeout time.Duration, path string) error {
 	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+30)*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", strings.TrimSuffix(cfg.Host, "/"), seconds), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+uri, nil)
 	if err != nil {
 		return err
 	}

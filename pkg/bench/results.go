@@ -401,6 +401,20 @@ type GrowthInstances struct {
 	ScaleUpTAppAPIWrites int `json:"scaleUpTAppAPIWrites"`
 	RollKubeAPIWrites    int `json:"rollKubeAPIWrites"`
 	RollTAppAPIWrites    int `json:"rollTAppAPIWrites"`
+	// ScaleUpAllCreatedSeconds is when kube-apiserver completed the last pod create of the scale-up (its
+	// audit log), which the controllers' client budget paces; the rest of ScaleUpSeconds is the pods' way
+	// to Ready.
+	ScaleUpAllCreatedSeconds float64 `json:"scaleUpAllCreatedSeconds,omitempty"`
+	// ScaleUpCPUSeconds and RollCPUSeconds are the CPU seconds each process spent during the scale-up and the
+	// rolling update, by process ("tapp-apiserver" with its embedded etcd, "kube-apiserver",
+	// "kube-controller-manager", "kube-scheduler", "etcd", "benchmark" with the pod simulator): which of
+	// them grows faster than the instances says where a super-linear time comes from.
+	ScaleUpCPUSeconds map[string]float64 `json:"scaleUpCPUSeconds,omitempty"`
+	RollCPUSeconds    map[string]float64 `json:"rollCPUSeconds,omitempty"`
+	// ScaleUpWrites and RollWrites are the write requests of both servers by "VERB resource[/subresource]"
+	// (kube-apiserver's as section 3 counts them, tapp-apiserver's prefixed "tapp-apiserver ").
+	ScaleUpWrites map[string]int `json:"scaleUpWrites,omitempty"`
+	RollWrites    map[string]int `json:"rollWrites,omitempty"`
 }
 
 // GrowthTApps is tapp-apiserver holding TApps TApps of the tutorial shape with no replicas.
@@ -412,7 +426,7 @@ type GrowthTApps struct {
 	// ListSeconds is the median of three lists of all of them, directly, in protobuf.
 	ListSeconds float64 `json:"listSeconds"`
 	// WatchFanOutSeconds is the time from the update of one TApp until each of Watchers watches of the
-	// namespace has its event.
+	// namespace, opened at its current resource version, has its event (median of three).
 	Watchers           int     `json:"watchers"`
 	WatchFanOutSeconds float64 `json:"watchFanOutSeconds"`
 	// ResyncSeconds is the time from the start of a restart of tapp-apiserver until the new process's TApp

@@ -16,15 +16,45 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
 
 // MaxCollisions bounds the collisionCount increments of one Ensure.
 const MaxCollisions = 5
 
+// ControllerUIDIndex is the index AddControllerUIDIndex adds to a ControllerRevision informer: revisions by
+// the UID of their controller reference. Through it Owned reads an owner's revisions alone, where the
+// lister goes over every revision of the namespace: with N owners in one namespace, N syncs would cost N².
+const ControllerUIDIndex = "history.controllerUID"
+
+// AddControllerUIDIndex adds ControllerUIDIndex to a ControllerRevision informer that does not have it yet
+// (the controllers sharing an informer each call it). Call it before the informer starts.
+func AddControllerUIDIndex(informer cache.SharedIndexInformer) error {
+	if _, ok := informer.GetIndexer().GetIndexers()[ControllerUIDIndex]; ok {
+		return nil
+	}
+	return informer.AddIndexers(cache.Indexers{ControllerUIDIndex: controllerUID})
+}
+
+// controllerUID is the ControllerUIDIndex function: the UID of a revision's controller reference.
+func controllerUID(obj any) ([]string, error) {
+	r, ok := obj.(*appsv1.ControllerRevision)
+	if !ok {
+		return nil, nil
+	}
+	if ref := metav1.GetControllerOfNoCopy(r); ref != nil {
+		return []string{string(ref.UID)}, nil
+	}
+	return nil, nil
+}
+
 // Store reads ControllerRevisions from an informer cache and writes them through a client.
 type Store struct {
 	Lister appslisters.ControllerRevisionLister
+	// Index, when set and holding ControllerUIDIndex (AddControllerUIDIndex), is the informer's indexer:
+	// Owned reads through it.
+	Index  cache.Indexer
 	Client kubernetes.Interface
 	// FieldManager is the field manager of the writes.
 	FieldManager string
@@ -39,8 +69,20 @@ func (s Store) count(action string, err error) {
 	}
 }
 
-// Owned returns the cached ControllerRevisions of namespace whose controller reference has uid (read only).
+// Owned returns the cached ControllerRevisions of namespace whose controller reference has uid (read only),
+// through ControllerUIDIndex when the Store has it, else from every revision of the namespace.
 func (s Store) Owned(namespace string, uid types.UID) ([]*appsv1.ControllerRevision, error) {
+	if s.Index != nil {
+		if objs, err := s.Index.ByIndex(ControllerUIDIndex, string(uid)); err == nil {
+			var out []*appsv1.ControllerRevision
+			for _, obj := range objs {
+				if r, ok := obj.(*appsv1.ControllerRevision); ok && r.Namespace == namespace && controlledBy(r, uid) {
+					out = append(out, r)
+				}
+			}
+			return out, nil
+		}
+	}
 	all, err := s.Lister.ControllerRevisions(namespace).List(labels.Everything())
 	if err != nil {
 		return nil, err

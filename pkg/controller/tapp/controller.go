@@ -26,6 +26,7 @@ import (
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/expectations"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/history"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/statuswrite"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/tapp/policy"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/workloop"
@@ -59,6 +60,8 @@ type Controller struct {
 	classes    storagelisters.StorageClassLister
 	nodes      corelisters.NodeLister
 	revisions  appslisters.ControllerRevisionLister
+	// revisionIndex indexes the revisions by controller UID (history.ControllerUIDIndex).
+	revisionIndex cache.Indexer
 
 	queue workqueue.TypedRateLimitingInterface[string]
 	loop  *workloop.Loop
@@ -104,16 +107,17 @@ func NewController(kubeClient, podStatusClient kubernetes.Interface, client vers
 	revisionInformer appsinformers.ControllerRevisionInformer, recorder record.EventRecorder,
 	clk clock.WithTicker) (*Controller, error) {
 	c := &Controller{
-		kubeClient: kubeClient,
-		client:     client,
-		tapps:      tappInformer.Lister(),
-		pods:       podInformer.Lister(),
-		podIndex:   podInformer.Informer().GetIndexer(),
-		claims:     claimInformer.Lister(),
-		classes:    classInformer.Lister(),
-		nodes:      nodeInformer.Lister(),
-		revisions:  revisionInformer.Lister(),
-		recorder:   recorder,
+		kubeClient:    kubeClient,
+		client:        client,
+		tapps:         tappInformer.Lister(),
+		pods:          podInformer.Lister(),
+		podIndex:      podInformer.Informer().GetIndexer(),
+		claims:        claimInformer.Lister(),
+		classes:       classInformer.Lister(),
+		nodes:         nodeInformer.Lister(),
+		revisions:     revisionInformer.Lister(),
+		revisionIndex: revisionInformer.Informer().GetIndexer(),
+		recorder:      recorder,
 		updater: &inplace.Updater{Client: kubeClient, StatusClient: podStatusClient, Clock: clk,
 			FieldManager: fieldManager},
 		expectations: expectations.New[writtenObject](clk),
@@ -122,6 +126,7 @@ func NewController(kubeClient, podStatusClient kubernetes.Interface, client vers
 	c.loop = workloop.New(Name, "TApp", clk, c.sync, metrics)
 	c.queue = c.loop.Queue
 	if err := errors.Join(
+		history.AddControllerUIDIndex(revisionInformer.Informer()),
 		podInformer.Informer().AddIndexers(cache.Indexers{
 			byControllerUID: func(obj any) ([]string, error) {
 				if ref := metav1.GetControllerOfNoCopy(obj.(*corev1.Pod)); ref != nil {

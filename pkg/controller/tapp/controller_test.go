@@ -37,7 +37,7 @@ import (
 // harness is a controller over fake clientsets whose informer caches are filled by hand, so that each test
 // decides exactly what the (possibly stale) cache shows.
 type harness struct {
-	t        *testing.T
+	t        testing.TB
 	ctrl     *Controller
 	kube     *kubefake.Clientset
 	tapps    *tappfake.Clientset
@@ -50,7 +50,7 @@ type harness struct {
 	resourceVersion int
 }
 
-func newHarness(t *testing.T, tapp *tkestackv1.TApp) *harness {
+func newHarness(t testing.TB, tapp *tkestackv1.TApp) *harness {
 	tkestackv1.SetObjectDefaults_TApp(tapp) // as the API server serves every TApp
 	h := &harness{t: t, kube: kubefake.NewClientset(), tapps: tappfake.NewClientset(tapp), recorder: record.NewFakeRecorder(100),
 		clock: clocktesting.NewFakeClock(time.Now())}

@@ -20,7 +20,7 @@ const TAppLabel = "apps.tkestack.io/tapp"
 
 // revisionStore is where tapp's ControllerRevisions are read and written.
 func (c *Controller) revisionStore() history.Store {
-	return history.Store{Lister: c.revisions, Client: c.kubeClient, FieldManager: fieldManager, CountAction: metrics.CountAction}
+	return history.Store{Lister: c.revisions, Index: c.revisionIndex, Client: c.kubeClient, FieldManager: fieldManager, CountAction: metrics.CountAction}
 }
 
 // syncRevisions makes sure the ControllerRevision of tapp's templates exists and is the newest, and returns

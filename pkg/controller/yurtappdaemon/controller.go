@@ -20,6 +20,7 @@ import (
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt/v1alpha1"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/expectations"
+	"github.com/tapp-io/tapp-apiserver/pkg/controller/history"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/workloop"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/yurtappdaemon/policy"
 	"github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned"
@@ -43,6 +44,8 @@ type Controller struct {
 	deployments  appslisters.DeploymentLister
 	statefulSets appslisters.StatefulSetLister
 	revisions    appslisters.ControllerRevisionLister
+	// revisionIndex indexes the revisions by controller UID (history.ControllerUIDIndex).
+	revisionIndex cache.Indexer
 
 	// listPools returns every NodePool; an error stops the sync before anything is deleted.
 	listPools func() ([]*v1alpha1.NodePool, error)
@@ -73,16 +76,17 @@ func NewController(kubeClient kubernetes.Interface, client versioned.Interface,
 	revisionInformer appsinformers.ControllerRevisionInformer, recorder record.EventRecorder,
 	clk clock.WithTicker) (*Controller, error) {
 	c := &Controller{
-		kubeClient:   kubeClient,
-		client:       client,
-		yads:         yadInformer.Lister(),
-		pools:        poolInformer.Lister(),
-		deployments:  deploymentInformer.Lister(),
-		statefulSets: statefulSetInformer.Lister(),
-		revisions:    revisionInformer.Lister(),
-		recorder:     recorder,
-		expectations: expectations.New[childRef](clk),
-		clock:        clk,
+		kubeClient:    kubeClient,
+		client:        client,
+		yads:          yadInformer.Lister(),
+		pools:         poolInformer.Lister(),
+		deployments:   deploymentInformer.Lister(),
+		statefulSets:  statefulSetInformer.Lister(),
+		revisions:     revisionInformer.Lister(),
+		revisionIndex: revisionInformer.Informer().GetIndexer(),
+		recorder:      recorder,
+		expectations:  expectations.New[childRef](clk),
+		clock:         clk,
 	}
 	c.loop = workloop.New(Name, "YurtAppDaemon", clk, c.sync, metrics)
 	c.queue = c.loop.Queue
@@ -90,6 +94,7 @@ func NewController(kubeClient kubernetes.Interface, client versioned.Interface,
 
 	children := cache.ResourceEventHandlerFuncs{AddFunc: c.childAdded, UpdateFunc: c.childUpdated, DeleteFunc: c.childDeleted}
 	if err := errors.Join(
+		history.AddControllerUIDIndex(revisionInformer.Informer()),
 		c.loop.Watch(yadInformer.Informer(), cache.ResourceEventHandlerFuncs{
 			AddFunc: c.loop.Enqueue, UpdateFunc: c.yadUpdated, DeleteFunc: c.yadDeleted,
 		}),

@@ -20,7 +20,7 @@ const YurtAppDaemonLabel = "apps.openyurt.io/yurtappdaemon"
 
 // revisionStore is where the YurtAppDaemons' ControllerRevisions are read and written.
 func (c *Controller) revisionStore() history.Store {
-	return history.Store{Lister: c.revisions, Client: c.kubeClient, FieldManager: fieldManager, CountAction: metrics.CountAction}
+	return history.Store{Lister: c.revisions, Index: c.revisionIndex, Client: c.kubeClient, FieldManager: fieldManager, CountAction: metrics.CountAction}
 }
 
 func controlledBy(obj metav1.Object, uid types.UID) bool {
