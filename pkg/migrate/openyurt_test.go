@@ -327,7 +327,7 @@ func TestNodePoolV1beta2AsV1beta1(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pool := mustUnstructured(t, "apiVersion: apps.openyurt.io/v1beta2\nkind: NodePool\nmetadata: {name: p}\nspec: "+tc.spec+"\n")
-			got, err := nodePoolV1beta2AsV1beta1(pool)
+			got, err := nodePoolV1beta2AsV1beta1(pool, "which the APIService file does not register")
 			if tc.lost != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.lost) {
 					t.Fatalf("err = %v, want it to name %s", err, tc.lost)

@@ -72,7 +72,11 @@ func restoreForm(e *Entry, registered map[string][]string) (*unstructured.Unstru
 	if apiserver.Scheme.Recognizes(gvk) && slices.Contains(registered[gvk.Group], gvk.Version) {
 		return obj, nil
 	}
-	return nodePoolV1beta2AsV1beta1(obj)
+	why := "which the APIService file does not register"
+	if !apiserver.Scheme.Recognizes(gvk) {
+		why = "which this tapp-apiserver does not serve"
+	}
+	return nodePoolV1beta2AsV1beta1(obj, why)
 }
 
 // nodePoolV1beta1Fields are the spec fields of NodePool v1beta1 (OpenYurt v1.4+), which v1beta2 keeps.
@@ -81,8 +85,8 @@ var nodePoolV1beta1Fields = []string{"type", "hostNetwork", "labels", "annotatio
 // nodePoolV1beta2AsV1beta1 converts a v1beta2 NodePool to v1beta1, or names the v1beta2-only fields
 // (interConnectivity, enableLeaderElection, leaderElectionStrategy, leaderNodeLabelSelector,
 // leaderReplicas, poolScopeMetadata, enablePoolScopeMetadata) that are set to something other than their
-// absence or OpenYurt's defaults, which v1beta1 cannot hold.
-func nodePoolV1beta2AsV1beta1(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+// absence or OpenYurt's defaults, which v1beta1 cannot hold; why says why v1beta2 cannot be used.
+func nodePoolV1beta2AsV1beta1(obj *unstructured.Unstructured, why string) (*unstructured.Unstructured, error) {
 	out := obj.DeepCopy()
 	out.SetAPIVersion(openyurtGroup + "/v1beta1")
 	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
@@ -105,8 +109,8 @@ func nodePoolV1beta2AsV1beta1(obj *unstructured.Unstructured) (*unstructured.Uns
 		}
 	}
 	if len(lost) > 0 {
-		return nil, fmt.Errorf("it is stored as apps.openyurt.io/v1beta2, which this tapp-apiserver does not serve, and %s "+
-			"cannot be held by apps.openyurt.io/v1beta1", strings.Join(lost, ", "))
+		return nil, fmt.Errorf("it is stored as apps.openyurt.io/v1beta2, %s, and %s "+
+			"cannot be held by apps.openyurt.io/v1beta1", why, strings.Join(lost, ", "))
 	}
 	if len(spec) > 0 {
 		out.Object["spec"] = kept
