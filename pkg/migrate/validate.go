@@ -68,10 +68,15 @@ func restoreForm(e *Entry, registered map[string][]string) (*unstructured.Unstru
 	if gvk.Kind != "NodePool" || gvk.Version != "v1beta2" {
 		return obj, nil
 	}
-	if apiserver.Scheme.Recognizes(gvk) && slices.Contains(registered[gvk.Group], gvk.Version) {
+	served := apiserver.Scheme.Recognizes(gvk)
+	if served && slices.Contains(registered[gvk.Group], gvk.Version) {
 		return obj, nil
 	}
-	return nodePoolV1beta2AsV1beta1(obj)
+	why := "which this tapp-apiserver does not serve"
+	if served {
+		why = "which the APIService file does not register"
+	}
+	return nodePoolV1beta2AsV1beta1(obj, why)
 }
 
 // nodePoolV1beta1Fields are the spec fields of NodePool v1beta1 (OpenYurt v1.4+), which v1beta2 keeps.
@@ -81,7 +86,8 @@ var nodePoolV1beta1Fields = []string{"type", "hostNetwork", "labels", "annotatio
 // (interConnectivity, enableLeaderElection, leaderElectionStrategy, leaderNodeLabelSelector,
 // leaderReplicas, poolScopeMetadata, enablePoolScopeMetadata) that are set to something other than their
 // absence or OpenYurt's defaults, which v1beta1 cannot hold.
-func nodePoolV1beta2AsV1beta1(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+// why says why it is not created as v1beta2.
+func nodePoolV1beta2AsV1beta1(obj *unstructured.Unstructured, why string) (*unstructured.Unstructured, error) {
 	out := obj.DeepCopy()
 	out.SetAPIVersion(openyurtGroup + "/v1beta1")
 	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
@@ -104,8 +110,8 @@ func nodePoolV1beta2AsV1beta1(obj *unstructured.Unstructured) (*unstructured.Uns
 		}
 	}
 	if len(lost) > 0 {
-		return nil, fmt.Errorf("it is stored as apps.openyurt.io/v1beta2, which this tapp-apiserver does not serve, and %s "+
-			"cannot be held by apps.openyurt.io/v1beta1", strings.Join(lost, ", "))
+		return nil, fmt.Errorf("it is stored as apps.openyurt.io/v1beta2, %s, and %s "+
+			"cannot be held by apps.openyurt.io/v1beta1", why, strings.Join(lost, ", "))
 	}
 	if len(spec) > 0 {
 		out.Object["spec"] = kept
