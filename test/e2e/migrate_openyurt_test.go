@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
@@ -437,6 +438,18 @@ func (c *migrationCluster) installOpenYurtV17YurtAppSet(t *testing.T, ctx contex
 	if _, err := c.kube.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Its revision, as yurt-manager records it: labelled ref-yurtappset, controlled by the YurtAppSet.
+	workload, _, _ := unstructured.NestedMap(yas.Object, "spec", "workload")
+	workload["$patch"] = "replace"
+	data, _ := json.Marshal(map[string]interface{}{"spec": map[string]interface{}{"workload": workload}})
+	if _, err := c.kube.AppsV1().ControllerRevisions(ns).Create(ctx, &appsv1.ControllerRevision{
+		ObjectMeta: metav1.ObjectMeta{Name: revision, Namespace: ns, Labels: map[string]string{"apps.openyurt.io/ref-yurtappset": "web"},
+			OwnerReferences: d.OwnerReferences},
+		Data:     runtime.RawExtension{Raw: data},
+		Revision: 1,
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	c.waitAppPodsReady(t, ctx, ns, "app=web", 2)
 }
 
@@ -477,6 +490,20 @@ func (c *migrationCluster) checkMigratedYurtAppSet(t *testing.T, ctx context.Con
 		}
 	}
 	pollUntil(t, ctrlTimeout, "the YurtAppSet counts its adopted Deployment", status("observed true total 1 ready 1 updated 1, Deployment at current true (uid %s)"))
+	// yurt-manager's revision is kept, orphaned: tapp-apiserver records its own history.
+	revisions, err := c.kube.AppsV1().ControllerRevisions(ns).List(ctx, metav1.ListOptions{LabelSelector: "apps.openyurt.io/ref-yurtappset=web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphans := 0
+	for _, r := range revisions.Items {
+		if len(r.OwnerReferences) == 0 && r.Revision == 1 {
+			orphans++
+		}
+	}
+	if orphans != 1 || len(revisions.Items) != 2 {
+		t.Errorf("the YurtAppSet's ControllerRevisions: %d, %d of them yurt-manager's orphaned one, want 2 and 1", len(revisions.Items), orphans)
+	}
 	after := c.snapshot(t, ctx, ns)
 	for key, id := range before.uids {
 		if after.uids[key] != id {
