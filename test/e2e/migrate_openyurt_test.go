@@ -260,10 +260,11 @@ func (c *migrationCluster) nodeState(t *testing.T, ctx context.Context, names ma
 }
 
 // TestMigrateOpenYurtV17 moves an OpenYurt v1.7 installation (NodePools stored as v1beta2 behind
-// yurt-manager's conversion webhook, the YurtAppSet and YurtAppDaemon CRDs, yurt-manager's webhooks, and the
-// per-pool Deployments yurt-manager rendered for a YurtAppDaemon) onto tapp-apiserver: refused while
-// yurt-manager runs, then done once it is scaled to 0, with every Deployment and pod keeping its UID and
-// restart count, and the nodes' labels and taints unchanged.
+// yurt-manager's conversion webhook, the YurtAppSet and YurtAppDaemon CRDs, yurt-manager's webhooks, the
+// per-pool Deployments yurt-manager rendered for a YurtAppDaemon and for a YurtAppSet with a pool tweak, and
+// its revision of the YurtAppSet) onto tapp-apiserver: refused while yurt-manager runs, then done once it is
+// scaled to 0, with every Deployment and pod keeping its UID and restart count, and the nodes' labels and
+// taints unchanged; the YurtAppSet then reports its workload and rolls it when its template changes.
 func TestMigrateOpenYurtV17(t *testing.T) {
 	t.Parallel()
 	c := startMigrationCluster(t)
