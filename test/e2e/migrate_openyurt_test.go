@@ -511,6 +511,11 @@ func (c *migrationCluster) checkMigratedYurtAppSet(t *testing.T, ctx context.Con
 			t.Errorf("%s: uid %s, was %s once the YurtAppSet reports its workload", key, after.uids[key], id)
 		}
 	}
+	for key, n := range before.restarts {
+		if after.restarts[key] != n {
+			t.Errorf("%s: %d restarts, was %d once the YurtAppSet reports its workload", key, after.restarts[key], n)
+		}
+	}
 
 	// A change of the template through tapp-apiserver rolls the pods of the adopted Deployment.
 	patch := `{"spec":{"workload":{"workloadTemplate":{"deploymentTemplate":{"spec":{"template":{"metadata":{"annotations":{"example.com/rollout":"1"}}}}}}}}}`
