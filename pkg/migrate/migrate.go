@@ -23,6 +23,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -56,6 +57,9 @@ type Migrator struct {
 	Now func() time.Time
 	// Interval is how often waits poll; 0 means one second.
 	Interval time.Duration
+	// Serves reports whether the tapp-apiserver the objects move to serves a kind in a version; nil means
+	// this binary's scheme (apiserver.Scheme), which is the server's: migrate is the server binary.
+	Serves func(schema.GroupVersionKind) bool
 }
 
 const fieldManager = "tapp-apiserver-migrate"
@@ -65,6 +69,13 @@ func (m *Migrator) now() time.Time {
 		return m.Now()
 	}
 	return time.Now()
+}
+
+func (m *Migrator) serves(gvk schema.GroupVersionKind) bool {
+	if m.Serves != nil {
+		return m.Serves(gvk)
+	}
+	return apiserver.Scheme.Recognizes(gvk)
 }
 
 func (m *Migrator) printf(format string, args ...interface{}) {
@@ -295,7 +306,7 @@ func (m *Migrator) check(ctx context.Context, s *state) error {
 			continue
 		}
 		gvk := obj.GroupVersionKind()
-		if !apiserver.Scheme.Recognizes(gvk) {
+		if !m.serves(gvk) {
 			fix := "leave the APIServices of " + gvk.Group + " out of the file so that its CRD keeps serving it " +
 				"(see Coexistence in docs/install.md)"
 			if gvk.Kind == "YurtAppSet" {

@@ -174,7 +174,7 @@ func TestRemovesOnlyYurtManagersWebhooksOfTheMovedKinds(t *testing.T) {
 
 // TestMigratesOpenYurtV17: NodePools stored as v1beta2 with OpenYurt's defaults in the v1beta2-only
 // fields are created as v1beta1 with every other field (this server not serving v1beta2 yet, or the file
-// not registering it); a YurtAppSet is refused while this build does not serve YurtAppSets.
+// not registering it); a YurtAppSet moves, and is refused by a server that does not serve YurtAppSets.
 func TestMigratesOpenYurtV17(t *testing.T) {
 	pool := mustUnstructured(t, `apiVersion: apps.openyurt.io/v1beta2
 kind: NodePool
@@ -207,20 +207,29 @@ spec:
             metadata: {labels: {app: web}}
             spec: {containers: [{name: web, image: "nginx:1.25"}]}
 `)
-	yasServed := apiserver.Scheme.Recognizes(schema.GroupVersionKind{Group: openyurtGroup, Version: "v1beta1", Kind: "YurtAppSet"})
-
-	t.Run("a YurtAppSet", func(t *testing.T) {
+	refusal := "YurtAppSet default/web: it is stored as apps.openyurt.io/v1beta1, which this tapp-apiserver does not serve; " +
+		"install a tapp-apiserver that serves YurtAppSets (apps.openyurt.io/v1beta1)"
+	t.Run("a YurtAppSet this server serves", func(t *testing.T) {
+		if !apiserver.Scheme.Recognizes(schema.GroupVersionKind{Group: openyurtGroup, Version: "v1beta1", Kind: "YurtAppSet"}) {
+			t.Fatal("this build does not serve YurtAppSets")
+		}
 		f := newFixture(t, yurtManagerWebhooks(), append(openYurtV17CRDs(t), pool.DeepCopy(), yas.DeepCopy())...)
 		openYurtAPIServices(t, f)
-		err := f.m.Run(context.Background())
-		refusal := "YurtAppSet default/web: it is stored as apps.openyurt.io/v1beta1, which this tapp-apiserver does not serve; " +
-			"install a tapp-apiserver that serves YurtAppSets (apps.openyurt.io/v1beta1)"
-		if yasServed {
-			if err != nil && strings.Contains(err.Error(), refusal) {
-				t.Fatalf("refused a YurtAppSet this build serves: %v", err)
-			}
-			return
+		f.m.DryRun = true
+		if err := f.m.Run(context.Background()); err != nil {
+			t.Fatalf("refused a YurtAppSet this build serves: %v", err)
 		}
+		if !strings.Contains(f.out.String(), "delete YurtAppSet default/web (orphan propagation)") {
+			t.Fatalf("the plan does not move the YurtAppSet:\n%s", f.out.String())
+		}
+	})
+	t.Run("a YurtAppSet a server without YurtAppSets is given", func(t *testing.T) {
+		f := newFixture(t, yurtManagerWebhooks(), append(openYurtV17CRDs(t), pool.DeepCopy(), yas.DeepCopy())...)
+		openYurtAPIServices(t, f)
+		f.m.Serves = func(gvk schema.GroupVersionKind) bool {
+			return gvk.Kind != "YurtAppSet" && apiserver.Scheme.Recognizes(gvk)
+		}
+		err := f.m.Run(context.Background())
 		if err == nil || !strings.Contains(err.Error(), refusal) {
 			t.Fatalf("err = %v, want %q", err, refusal)
 		}

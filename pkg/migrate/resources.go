@@ -31,8 +31,8 @@ const (
 )
 
 // kinds are in restore order: NodePools before the YurtAppDaemons and YurtAppSets that select them.
-// YurtAppSet (OpenYurt v1.5+, apps.openyurt.io/v1beta1) is handled without its Go types: it is moved only
-// when this build serves it (apiserver.Scheme recognises it), and refused otherwise.
+// YurtAppSet (OpenYurt v1.5+, apps.openyurt.io/v1beta1) is handled without its Go types: it is moved when
+// the server serves it (Migrator.Serves), and refused otherwise.
 var kinds = []kind{
 	{Group: openyurtGroup, Resource: "nodepools", Kind: "NodePool", Versions: []string{"v1alpha1", "v1beta1", "v1beta2"}},
 	{Group: openyurtGroup, Resource: "yurtappdaemons", Kind: "YurtAppDaemon", Namespaced: true,

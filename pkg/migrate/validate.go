@@ -17,7 +17,6 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/apiserver"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/openyurt/nodepool"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/openyurt/yurtappdaemon"
-	"github.com/tapp-io/tapp-apiserver/pkg/registry/openyurt/yurtappset"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/tkestack/tapp"
 )
 
@@ -69,12 +68,13 @@ func restoreForm(e *Entry, registered map[string][]string) (*unstructured.Unstru
 	if gvk.Kind != "NodePool" || gvk.Version != "v1beta2" {
 		return obj, nil
 	}
-	if apiserver.Scheme.Recognizes(gvk) && slices.Contains(registered[gvk.Group], gvk.Version) {
+	served := apiserver.Scheme.Recognizes(gvk)
+	if served && slices.Contains(registered[gvk.Group], gvk.Version) {
 		return obj, nil
 	}
-	why := "which the APIService file does not register"
-	if !apiserver.Scheme.Recognizes(gvk) {
-		why = "which this tapp-apiserver does not serve"
+	why := "which this tapp-apiserver does not serve"
+	if served {
+		why = "which the APIService file does not register"
 	}
 	return nodePoolV1beta2AsV1beta1(obj, why)
 }
@@ -85,7 +85,8 @@ var nodePoolV1beta1Fields = []string{"type", "hostNetwork", "labels", "annotatio
 // nodePoolV1beta2AsV1beta1 converts a v1beta2 NodePool to v1beta1, or names the v1beta2-only fields
 // (interConnectivity, enableLeaderElection, leaderElectionStrategy, leaderNodeLabelSelector,
 // leaderReplicas, poolScopeMetadata, enablePoolScopeMetadata) that are set to something other than their
-// absence or OpenYurt's defaults, which v1beta1 cannot hold; why says why v1beta2 cannot be used.
+// absence or OpenYurt's defaults, which v1beta1 cannot hold.
+// why says why it is not created as v1beta2.
 func nodePoolV1beta2AsV1beta1(obj *unstructured.Unstructured, why string) (*unstructured.Unstructured, error) {
 	out := obj.DeepCopy()
 	out.SetAPIVersion(openyurtGroup + "/v1beta1")
@@ -173,11 +174,9 @@ func validateForCreate(obj *unstructured.Unstructured) (field.ErrorList, error) 
 		strategy = nodepool.NewStrategy(apiserver.Scheme)
 	case *openyurt.YurtAppDaemon:
 		strategy = yurtappdaemon.NewStrategy(apiserver.Scheme)
-	case *openyurt.YurtAppSet:
-		strategy = yurtappset.NewStrategy(apiserver.Scheme)
 	default:
-		// A kind this package has no strategy for: tapp-apiserver validates it on create, and a refusal
-		// stops the run there, with the object kept in the backup file.
+		// A kind this package has no strategy for (YurtAppSet): tapp-apiserver validates it on create,
+		// and a refusal stops the run there, with the object kept in the backup file.
 		return nil, nil
 	}
 	ctx := context.Background()

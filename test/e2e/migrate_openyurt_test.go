@@ -4,7 +4,9 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,12 +18,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/ptr"
 )
 
 var (
 	poolsV1b2 = schema.GroupVersionResource{Group: "apps.openyurt.io", Version: "v1beta2", Resource: "nodepools"}
+	yasV1b1   = schema.GroupVersionResource{Group: "apps.openyurt.io", Version: "v1beta1", Resource: "yurtappsets"}
 )
 
 // openYurtV17Pool is a NodePool as OpenYurt v1.7 stores it (v1beta2, with what its defaulting writes), its
@@ -84,7 +90,7 @@ spec:
 
 // installOpenYurtV17 creates what a cluster running OpenYurt v1.7 holds for the kinds tapp-apiserver takes
 // over, and returns the namespace of the workloads and the names of the pools' nodes.
-func (c *migrationCluster) installOpenYurtV17(t *testing.T, ctx context.Context, withYurtAppSet bool) (string, map[string]string) {
+func (c *migrationCluster) installOpenYurtV17(t *testing.T, ctx context.Context) (string, map[string]string) {
 	t.Helper()
 	crds, err := os.ReadFile(repoPath("test", "e2e", "testdata", "migrate", "openyurt-v1.7-crds.yaml"))
 	if err != nil {
@@ -184,25 +190,7 @@ func (c *migrationCluster) installOpenYurtV17(t *testing.T, ctx context.Context,
 	}
 	c.waitAppPodsReady(t, ctx, ns, "app=edge", 2)
 
-	if withYurtAppSet {
-		c.mustKubectl(t, `apiVersion: apps.openyurt.io/v1beta1
-kind: YurtAppSet
-metadata: {name: web}
-spec:
-  revisionHistoryLimit: 10
-  pools: [shanghai]
-  workload:
-    workloadTemplate:
-      deploymentTemplate:
-        metadata: {labels: {app: web}}
-        spec:
-          replicas: 1
-          selector: {matchLabels: {app: web}}
-          template:
-            metadata: {labels: {app: web}}
-            spec: {containers: [{name: web, image: "nginx:1.25"}]}
-`, "create", "-n", ns, "-f", "-")
-	}
+	c.installOpenYurtV17YurtAppSet(t, ctx, ns)
 
 	// yurt-manager's webhook configurations, as its chart registers them (the webhooks that concern the
 	// moved kinds, and some of those that stay).
@@ -272,21 +260,18 @@ func (c *migrationCluster) nodeState(t *testing.T, ctx context.Context, names ma
 }
 
 // TestMigrateOpenYurtV17 moves an OpenYurt v1.7 installation (NodePools stored as v1beta2 behind
-// yurt-manager's conversion webhook, the YurtAppSet and YurtAppDaemon CRDs, yurt-manager's webhooks, and the
-// per-pool Deployments yurt-manager rendered for a YurtAppDaemon) onto tapp-apiserver: refused while
-// yurt-manager runs, then done once it is scaled to 0, with every Deployment and pod keeping its UID and
-// restart count, and the nodes' labels and taints unchanged.
+// yurt-manager's conversion webhook, the YurtAppSet and YurtAppDaemon CRDs, yurt-manager's webhooks, the
+// per-pool Deployments yurt-manager rendered for a YurtAppDaemon and for a YurtAppSet with a pool tweak, and
+// its revision of the YurtAppSet) onto tapp-apiserver: refused while yurt-manager runs, then done once it is
+// scaled to 0, with every Deployment and pod keeping its UID and restart count, and the nodes' labels and
+// taints unchanged; the YurtAppSet then reports its workload and rolls it when its template changes.
 func TestMigrateOpenYurtV17(t *testing.T) {
 	t.Parallel()
-	// Whether this build serves YurtAppSets: the shared cluster's tapp-apiserver says it.
-	resources, err := kubeClient.Discovery().ServerResourcesForGroupVersion("apps.openyurt.io/v1beta1")
-	yasServed := err == nil && slices.ContainsFunc(resources.APIResources, func(r metav1.APIResource) bool { return r.Name == "yurtappsets" })
-
 	c := startMigrationCluster(t)
 	ctx := testContext(t, 10*time.Minute)
-	ns, nodes := c.installOpenYurtV17(t, ctx, !yasServed)
+	ns, nodes := c.installOpenYurtV17(t, ctx)
 	before := c.snapshot(t, ctx, ns)
-	if len(before.uids) != 4 {
+	if len(before.uids) != 7 {
 		t.Fatalf("the installation is incomplete: %v", before.uids)
 	}
 	nodesBefore := c.nodeState(t, ctx, nodes)
@@ -309,11 +294,6 @@ func TestMigrateOpenYurtV17(t *testing.T) {
 	}
 	requireContains(t, "migrate's refusal", out, "Deployment kube-system/yurt-manager: the original controller yurt-manager still runs",
 		"kubectl -n kube-system scale deployment yurt-manager --replicas=0")
-	if !yasServed {
-		// This tapp-apiserver does not serve YurtAppSets: the YurtAppSet stops the migration too.
-		requireContains(t, "migrate's refusal", out, "YurtAppSet "+ns+"/web: it is stored as apps.openyurt.io/v1beta1, which this tapp-apiserver does not serve")
-		c.mustKubectl(t, "", "-n", ns, "delete", "yurtappsets.apps.openyurt.io", "web")
-	}
 	if _, err := c.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "yurt-manager-mutating-webhook-configuration", metav1.GetOptions{}); err != nil {
 		t.Fatalf("the refused run changed yurt-manager's webhooks: %v", err)
 	}
@@ -329,7 +309,9 @@ func TestMigrateOpenYurtV17(t *testing.T) {
 		"removed the webhooks m.v1beta1.nodepool.kb.io, mutate.apps.v1alpha1.yurtappdaemon.openyurt.io, myurtappset.kb.io from MutatingWebhookConfiguration yurt-manager-mutating-webhook-configuration",
 		"deleted CustomResourceDefinition nodepools.apps.openyurt.io", "deleted CustomResourceDefinition yurtappsets.apps.openyurt.io",
 		"created NodePool hangzhou on tapp-apiserver", "created YurtAppDaemon "+ns+"/edge on tapp-apiserver",
-		"YurtAppDaemon "+ns+"/edge: 2/2 workloads adopted with their UIDs, 0 replaced, 0 gone, 0 conflicts")
+		"created YurtAppSet "+ns+"/web on tapp-apiserver",
+		"YurtAppDaemon "+ns+"/edge: 2/2 workloads adopted with their UIDs, 0 replaced, 0 gone, 0 conflicts",
+		"YurtAppSet "+ns+"/web: 1/1 workloads adopted with their UIDs, 0 replaced, 0 gone, 0 conflicts")
 
 	// yurt-manager's other webhooks stay.
 	mutating, err := c.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "yurt-manager-mutating-webhook-configuration", metav1.GetOptions{})
@@ -354,9 +336,10 @@ func TestMigrateOpenYurtV17(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(replicaSets.Items) != 2 {
-		t.Errorf("%d ReplicaSets, want the original 2 (a new one means a rollout)", len(replicaSets.Items))
+	if len(replicaSets.Items) != 3 {
+		t.Errorf("%d ReplicaSets, want the original 3 (a new one means a rollout)", len(replicaSets.Items))
 	}
+	c.checkMigratedYurtAppSet(t, ctx, ns, before)
 
 	// The NodePools are served with their nodes, which keep their labels and taints.
 	pollUntil(t, ctrlTimeout, "the NodePools report their nodes", func() error {
@@ -376,4 +359,188 @@ func TestMigrateOpenYurtV17(t *testing.T) {
 	if nodesAfter := c.nodeState(t, ctx, nodes); fmt.Sprint(nodesAfter) != fmt.Sprint(nodesBefore) {
 		t.Errorf("the nodes changed:\nbefore %v\nafter  %v", nodesBefore, nodesAfter)
 	}
+}
+
+// openYurtV17YAS is a YurtAppSet as OpenYurt v1.7 stores it in its CRD: one pool, whose tweak sets its
+// replicas and the image of its container.
+const openYurtV17YAS = `apiVersion: apps.openyurt.io/v1beta1
+kind: YurtAppSet
+metadata: {name: web}
+spec:
+  revisionHistoryLimit: 10
+  pools: [shanghai]
+  workload:
+    workloadTemplate:
+      deploymentTemplate:
+        metadata: {labels: {app: web}, annotations: {team: storefront}}
+        spec:
+          replicas: 1
+          selector: {matchLabels: {app: web}}
+          template:
+            metadata: {labels: {app: web}}
+            spec:
+              nodeSelector: {topology.example.com/zone: shanghai}
+              containers: [{name: web, image: "nginx:1.25"}]
+    workloadTweaks:
+    - pools: [shanghai]
+      tweaks:
+        replicas: 2
+        containerImages: [{name: web, targetImage: "nginx:1.25.3"}]
+`
+
+// yurtManagerRevisionName names a YurtAppSet's revision as yurt-manager does (Kubernetes' controller
+// history): "<yas>-<hash>", the FNV-32 of the revision's data (spec.workload as a replacing patch, with
+// the keys sorted) with no collision, encoded by rand.SafeEncodeString.
+func yurtManagerRevisionName(yas *unstructured.Unstructured) string {
+	workload, _, _ := unstructured.NestedMap(yas.Object, "spec", "workload")
+	workload["$patch"] = "replace"
+	data, _ := json.Marshal(map[string]interface{}{"spec": map[string]interface{}{"workload": workload}})
+	h := fnv.New32()
+	_, _ = h.Write(data)
+	_, _ = h.Write([]byte("0"))
+	return yas.GetName() + "-" + rand.SafeEncodeString(fmt.Sprint(h.Sum32()))
+}
+
+// installOpenYurtV17YurtAppSet creates the YurtAppSet web in its CRD and the Deployment yurt-manager
+// rendered for its pool (workloadmanager's ApplyTemplate): generated name "web-shanghai-", the template's
+// labels and annotations plus pool-name, controller-revision-hash (its revision's name) and
+// ref-yurtappset, the ref-nodepool annotation, a controller reference to the YurtAppSet, the selector and
+// pod labels with pool-name (and the pods with the revision), the pool's nodeSelector merged into the
+// template's, the pool's tweak applied (2 replicas, image nginx:1.25.3). It waits for its pods.
+func (c *migrationCluster) installOpenYurtV17YurtAppSet(t *testing.T, ctx context.Context, ns string) {
+	t.Helper()
+	c.mustKubectl(t, openYurtV17YAS, "create", "-n", ns, "-f", "-")
+	yas, err := c.dyn.Resource(yasV1b1).Namespace(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := "shanghai"
+	revision := yurtManagerRevisionName(yas)
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "web-" + pool + "-", Namespace: ns,
+			Labels: map[string]string{"app": "web", "apps.openyurt.io/pool-name": pool, "apps.openyurt.io/controller-revision-hash": revision,
+				"apps.openyurt.io/ref-yurtappset": "web"},
+			Annotations: map[string]string{"team": "storefront", "apps.openyurt.io/ref-nodepool": pool},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps.openyurt.io/v1beta1", Kind: "YurtAppSet", Name: "web",
+				UID: yas.GetUID(), Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](2),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web", "apps.openyurt.io/pool-name": pool}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web", "apps.openyurt.io/pool-name": pool,
+					"apps.openyurt.io/controller-revision-hash": revision}},
+				Spec: corev1.PodSpec{
+					NodeSelector: map[string]string{"topology.example.com/zone": pool, "apps.openyurt.io/nodepool": pool},
+					Containers:   []corev1.Container{{Name: "web", Image: "nginx:1.25.3"}},
+				},
+			},
+		},
+	}
+	if _, err := c.kube.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Its revision, as yurt-manager records it: labelled ref-yurtappset, controlled by the YurtAppSet.
+	workload, _, _ := unstructured.NestedMap(yas.Object, "spec", "workload")
+	workload["$patch"] = "replace"
+	data, _ := json.Marshal(map[string]interface{}{"spec": map[string]interface{}{"workload": workload}})
+	if _, err := c.kube.AppsV1().ControllerRevisions(ns).Create(ctx, &appsv1.ControllerRevision{
+		ObjectMeta: metav1.ObjectMeta{Name: revision, Namespace: ns, Labels: map[string]string{"apps.openyurt.io/ref-yurtappset": "web"},
+			OwnerReferences: d.OwnerReferences},
+		Data:     runtime.RawExtension{Raw: data},
+		Revision: 1,
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitAppPodsReady(t, ctx, ns, "app=web", 2)
+}
+
+// checkMigratedYurtAppSet checks that tapp-apiserver manages the migrated YurtAppSet web: its status counts
+// the adopted Deployment (ready and updated, at the current revision) with its pods unchanged, and a change
+// of its template rolls that Deployment's pods, keeping the Deployment.
+func (c *migrationCluster) checkMigratedYurtAppSet(t *testing.T, ctx context.Context, ns string, before snapshot) {
+	t.Helper()
+	deployments, err := c.kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{LabelSelector: "apps.openyurt.io/ref-yurtappset=web"})
+	if err != nil || len(deployments.Items) != 1 {
+		t.Fatalf("the YurtAppSet's Deployments: %v (%v)", deployments, err)
+	}
+	name, uid := deployments.Items[0].Name, deployments.Items[0].UID
+	if before.uids["deployment/"+name] != uid {
+		t.Fatalf("Deployment %s: uid %s, was %s", name, uid, before.uids["deployment/"+name])
+	}
+	status := func(want string) func() error {
+		return func() error {
+			yas, err := c.dyn.Resource(yasV1b1).Namespace(ns).Get(ctx, "web", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			observed, _, _ := unstructured.NestedInt64(yas.Object, "status", "observedGeneration")
+			total, _, _ := unstructured.NestedInt64(yas.Object, "status", "totalWorkloads")
+			ready, _, _ := unstructured.NestedInt64(yas.Object, "status", "readyWorkloads")
+			updated, _, _ := unstructured.NestedInt64(yas.Object, "status", "updatedWorkloads")
+			current, _, _ := unstructured.NestedString(yas.Object, "status", "currentRevision")
+			d, err := c.kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			got := fmt.Sprintf("observed %v total %d ready %d updated %d, Deployment at current %v (uid %s)", observed == yas.GetGeneration(), total, ready, updated,
+				d.Labels["apps.openyurt.io/controller-revision-hash"] == current && current != "", d.UID)
+			if got != fmt.Sprintf(want, uid) {
+				return fmt.Errorf("status: %s, want %s", got, fmt.Sprintf(want, uid))
+			}
+			return nil
+		}
+	}
+	pollUntil(t, ctrlTimeout, "the YurtAppSet counts its adopted Deployment", status("observed true total 1 ready 1 updated 1, Deployment at current true (uid %s)"))
+	// yurt-manager's revision is kept, orphaned: tapp-apiserver records its own history.
+	revisions, err := c.kube.AppsV1().ControllerRevisions(ns).List(ctx, metav1.ListOptions{LabelSelector: "apps.openyurt.io/ref-yurtappset=web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphans := 0
+	for _, r := range revisions.Items {
+		if len(r.OwnerReferences) == 0 && r.Revision == 1 {
+			orphans++
+		}
+	}
+	if orphans != 1 || len(revisions.Items) != 2 {
+		t.Errorf("the YurtAppSet's ControllerRevisions: %d, %d of them yurt-manager's orphaned one, want 2 and 1", len(revisions.Items), orphans)
+	}
+	after := c.snapshot(t, ctx, ns)
+	for key, id := range before.uids {
+		if after.uids[key] != id {
+			t.Errorf("%s: uid %s, was %s once the YurtAppSet reports its workload", key, after.uids[key], id)
+		}
+	}
+	for key, n := range before.restarts {
+		if after.restarts[key] != n {
+			t.Errorf("%s: %d restarts, was %d once the YurtAppSet reports its workload", key, after.restarts[key], n)
+		}
+	}
+
+	// A change of the template through tapp-apiserver rolls the pods of the adopted Deployment.
+	patch := `{"spec":{"workload":{"workloadTemplate":{"deploymentTemplate":{"spec":{"template":{"metadata":{"annotations":{"example.com/rollout":"1"}}}}}}}}}`
+	if _, err := c.dyn.Resource(yasV1b1).Namespace(ns).Patch(ctx, "web", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, 2*time.Minute, "the adopted Deployment rolls its pods", func() error {
+		pods, err := c.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+		if err != nil {
+			return err
+		}
+		rolled := 0
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			if before.uids["pod/"+p.Name] != "" || p.DeletionTimestamp != nil {
+				return fmt.Errorf("pod %s of the original rendering is still there", p.Name)
+			}
+			if p.Annotations["example.com/rollout"] == "1" && p.Spec.Containers[0].Image == "nginx:1.25.3" && podReady(p) {
+				rolled++
+			}
+		}
+		if rolled != 2 {
+			return fmt.Errorf("%d of 2 new pods Ready: %s", rolled, describePodList(pods.Items))
+		}
+		return nil
+	})
+	pollUntil(t, ctrlTimeout, "the YurtAppSet reports the rolled Deployment", status("observed true total 1 ready 1 updated 1, Deployment at current true (uid %s)"))
 }

@@ -401,3 +401,67 @@ func TestPoolTaintRerendersItsPool(t *testing.T) {
 		t.Errorf("plan %+v, want %+v", got, want)
 	}
 }
+
+// A Deployment written as yurt-manager's ApplyTemplate writes it (built here field by field, not through
+// RenderDeployment) for a pool with a replicas and image tweak, orphaned by a migration: it is adopted,
+// then only its metadata is written (its revision label), its pod template and pods kept; a later change
+// of the template rewrites its pods.
+func TestYurtManagersTweakedWorkloadAdoptedWithItsPods(t *testing.T) {
+	bj := pool("beijing", north)
+	yas := newYAS()
+	yas.Spec.Workload.WorkloadTweaks = []v1beta1.WorkloadTweak{{Pools: []string{"beijing"}, Tweaks: v1beta1.Tweaks{
+		Replicas: ptr.To[int32](3), ContainerImages: []v1beta1.ContainerImage{{Name: "nginx", TargetImage: "nginx:1.19.10"}}}}}
+	upstreamRevision := "web-5c8b7f9d4"
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns",
+			Labels:      map[string]string{"app": "web", PoolNameLabel: "beijing", RevisionHashLabel: upstreamRevision, RefYurtAppSetLabel: "web"},
+			Annotations: map[string]string{"team": "a", RefNodePoolAnnotation: "beijing"}},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](3),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web", PoolNameLabel: "beijing"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web", PoolNameLabel: "beijing", RevisionHashLabel: upstreamRevision}},
+				Spec: corev1.PodSpec{
+					NodeSelector: map[string]string{"disk": "ssd", "apps.openyurt.io/nodepool": "beijing"},
+					Containers:   []corev1.Container{{Name: "nginx", Image: "nginx:1.19.10"}},
+				},
+			},
+		},
+	}
+	orphan := live(d, "web-beijing-qwert", t0)
+	pools := []*v1alpha1.NodePool{bj}
+
+	plan, err := ComputePlan(yas, RevisionName(yas), pools, []*appsv1.Deployment{orphan}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := summarize(plan), (planSummary{Adoptions: []string{"beijing/web-beijing-qwert"}}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("orphaned: plan %+v, want %+v", got, want)
+	}
+
+	adopted := orphan.DeepCopy()
+	adopted.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(yas, ControllerKind)}
+	plan, err = ComputePlan(yas, RevisionName(yas), pools, []*appsv1.Deployment{adopted}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := summarize(plan), (planSummary{Updates: []string{"web-beijing-qwert [MetadataChanged] kept=true"}}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("adopted: plan %+v, want %+v", got, want)
+	}
+	if u := plan.Updates[0].Deployment; !reflect.DeepEqual(u.Spec.Template, adopted.Spec.Template) || u.Labels[RevisionHashLabel] != RevisionName(yas) {
+		t.Errorf("the update rewrites the pod template or misses the revision: %+v", u)
+	}
+
+	changed := yas.DeepCopy()
+	changed.Spec.Workload.WorkloadTemplate.DeploymentTemplate.Spec.Template.Annotations = map[string]string{"rollout": "1"}
+	plan, err = ComputePlan(changed, RevisionName(changed), pools, []*appsv1.Deployment{adopted}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := summarize(plan), (planSummary{Updates: []string{"web-beijing-qwert [PodTemplateChanged MetadataChanged] kept=false"}}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("template changed: plan %+v, want %+v", got, want)
+	}
+	if img := plan.Updates[0].Deployment.Spec.Template.Spec.Containers[0].Image; img != "nginx:1.19.10" {
+		t.Errorf("the rewritten pods run %s, want the tweak's nginx:1.19.10", img)
+	}
+}
