@@ -17,6 +17,7 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/apiserver"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/openyurt/nodepool"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/openyurt/yurtappdaemon"
+	"github.com/tapp-io/tapp-apiserver/pkg/registry/openyurt/yurtappset"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/tkestack/tapp"
 )
 
@@ -174,9 +175,11 @@ func validateForCreate(obj *unstructured.Unstructured) (field.ErrorList, error) 
 		strategy = nodepool.NewStrategy(apiserver.Scheme)
 	case *openyurt.YurtAppDaemon:
 		strategy = yurtappdaemon.NewStrategy(apiserver.Scheme)
+	case *openyurt.YurtAppSet:
+		strategy = yurtappset.NewStrategy(apiserver.Scheme)
 	default:
-		// A kind this package has no strategy for (YurtAppSet): tapp-apiserver validates it on create,
-		// and a refusal stops the run there, with the object kept in the backup file.
+		// A kind this package has no strategy for: tapp-apiserver validates it on create, and a refusal
+		// stops the run there, with the object kept in the backup file.
 		return nil, nil
 	}
 	ctx := context.Background()
