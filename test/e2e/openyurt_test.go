@@ -24,7 +24,7 @@ func TestYurtAppDaemonAndNodePool(t *testing.T) {
 	t.Cleanup(func() { _, _ = kubectl(t, "delete", "nodepool", "example-zone", "--ignore-not-found") })
 
 	tb := parseTable(t, mustKubectl(t, "get", "np", "example-zone"))
-	tb.requireHeader(t, "NAME", "TYPE", "READYNODES", "NOTREADYNODES", "AGE")
+	tb.requireHeader(t, "NAME", "TYPE", "READYNODES", "NOTREADYNODES", "LEADERNODES", "LEADERELECTIONAGE", "AGE")
 	if got := tb.cell(t, "example-zone", "TYPE"); got != "Edge" {
 		t.Errorf("TYPE = %q, want Edge", got)
 	}
