@@ -4,7 +4,7 @@
 package fuzzer
 
 import (
-	"strconv"
+	"encoding/json"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	runtimeserializer "k8s.io/apimachinery/pkg/runtime/serializer"
@@ -41,9 +41,14 @@ var Funcs = func(codecs runtimeserializer.CodecFactory) []interface{} {
 		},
 		func(p *openyurt.Patch, c randfill.Continue) {
 			c.FillNoCustom(p)
-			// A value is JSON: fuzzed bytes would not survive encoding.
+			// A value is JSON: fuzzed bytes would not survive encoding. Write it in the form the
+			// JSON encoder writes it back (HTML characters escaped), so the round trip compares like with like.
 			if p.Value != nil {
-				p.Value = &apiextensionsv1.JSON{Raw: []byte(strconv.Quote(c.String(0)))}
+				raw, err := json.Marshal(c.String(0))
+				if err != nil {
+					panic(err)
+				}
+				p.Value = &apiextensionsv1.JSON{Raw: raw}
 			}
 		},
 		func(spec *openyurt.NodePoolSpec, c randfill.Continue) {
