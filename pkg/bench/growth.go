@@ -3,8 +3,11 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"sync"
@@ -75,17 +78,25 @@ func (b *bench) growthSection(ctx context.Context, budget Budget) error {
 	pids := b.processPIDs()
 	tag := b.clusterTag
 	defer func() { b.clusterTag = tag }()
+	direct := directConfig(b.cluster, b.clientConfig)
 	for _, n := range []int{small, large} {
 		b.clusterTag = fmt.Sprintf("%s-%d", tag, n) // profile names (--profile) tell the sizes apart
+		syncsBefore, syncSecondsBefore, syncsErr := tappSyncs(ctx, direct)
 		up, roll, _, err := b.runKind(ctx, kindTApp, tappClient, n, true, budget, pids)
 		if err != nil {
 			return err
 		}
+		syncsAfter, syncSecondsAfter, err := tappSyncs(ctx, direct)
 		p := GrowthInstances{Instances: n, ScaleUpSeconds: up.Seconds, StatusBytes: up.TAppStatusBytes, ScaleUpCompleted: up.Completed,
 			ScaleUpAllCreatedSeconds: up.AllCreatedSeconds, ScaleUpCPUSeconds: map[string]float64{
 				"tapp-apiserver": up.ServerCPUSeconds, "kube-apiserver": up.KubeAPIServerCPUSeconds,
 				"kube-controller-manager": up.ControllerManagerCPUSeconds, "kube-scheduler": up.SchedulerCPUSeconds,
 				"etcd": up.EtcdCPUSeconds, "benchmark": up.BenchmarkProcessCPUSeconds}}
+		if syncsErr == nil && err == nil {
+			p.Syncs, p.SyncSeconds = int(syncsAfter-syncsBefore), round(syncSecondsAfter-syncSecondsBefore, 3)
+		} else {
+			b.logf("growth: the TApp controller's syncs: %v", errors.Join(syncsErr, err))
+		}
 		p.ScaleUpWrites = mergeWrites(up.KubeAPIWrites, up.TAppAPIWrites)
 		p.ScaleUpKubeAPIWrites, _, _ = writesSummary(up.KubeAPIWrites)
 		p.ScaleUpTAppAPIWrites, _, _ = writesSummary(up.TAppAPIWrites)
@@ -141,7 +152,7 @@ func (b *bench) growthTApps(ctx context.Context, res *GrowthResult, small, large
 		return err
 	}
 	b.settle(ctx, direct)
-	before, _ := b.sample(ctx, b.cluster.PID("tapp-apiserver"), direct)
+	before, beforeHeap := b.sample(ctx, b.cluster.PID("tapp-apiserver"), direct)
 	created := 0
 	for _, n := range []int{small, large} {
 		b.logf("growth: creating TApps %d to %d", created, n)
@@ -171,12 +182,14 @@ func (b *bench) growthTApps(ctx context.Context, res *GrowthResult, small, large
 			return err
 		}
 		b.settle(ctx, direct)
-		after, _ := b.sample(ctx, b.cluster.PID("tapp-apiserver"), direct)
-		p.RSSGrowthBytes = after.RSS - before.RSS
-		b.logf("growth: %d TApps: tapp-apiserver +%s, list %.3fs, %d watchers all see an update in %.3fs, restart to controller resynced %.2fs (the restart %.2fs)",
-			n, mib(p.RSSGrowthBytes), p.ListSeconds, p.Watchers, p.WatchFanOutSeconds, p.ResyncSeconds, p.RestartSeconds)
+		after, afterHeap := b.sample(ctx, b.cluster.PID("tapp-apiserver"), direct)
+		p.RSSGrowthBytes, p.HeapGrowthBytes = after.RSS-before.RSS, afterHeap-beforeHeap
+		b.saveGrowthHeapProfile(ctx, direct, n)
+		b.logf("growth: %d TApps: tapp-apiserver +%s (Go heap +%s), list %.3fs, %d watchers all see an update in %.3fs, restart to controller resynced %.2fs (the restart %.2fs)",
+			n, mib(p.RSSGrowthBytes), mib(p.HeapGrowthBytes), p.ListSeconds, p.Watchers, p.WatchFanOutSeconds, p.ResyncSeconds, p.RestartSeconds)
 		res.TApps = append(res.TApps, p)
 	}
+	b.profiling.Wait() // the resync profiles
 	if err := deleteAllTApps(ctx, tapps); err != nil {
 		b.logf("growth cleanup of %s: %v", ns, err)
 	}
@@ -295,6 +308,7 @@ func (b *bench) controllerResync(ctx context.Context, direct *rest.Config, n int
 		return 0, 0, err
 	}
 	restart = round(time.Since(start).Seconds(), 3)
+	b.profileResync(ctx, direct, n)
 	deadline := time.Now().Add(10 * time.Minute)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		adds, depth, err := tappQueue(ctx, direct)
@@ -304,6 +318,72 @@ func (b *bench) controllerResync(ctx context.Context, direct *rest.Config, n int
 		sleepCtx(ctx, 100*time.Millisecond)
 	}
 	return 0, restart, fmt.Errorf("the TApp controller did not take %d TApps from its queue within 10 minutes of the restart", n)
+}
+
+// resyncProfileSeconds is the length of the CPU profile of tapp-apiserver taken from the moment the
+// restarted process is ready, while its controller resyncs the TApps.
+const resyncProfileSeconds = 20
+
+// profileResync takes, in the background, a CPU profile of the restarted tapp-apiserver while its
+// controller resyncs n TApps: <out>/profiles/tapp-apiserver-growth-resync-<n>.pprof. The section waits for
+// it before it ends (b.profiling).
+func (b *bench) profileResync(ctx context.Context, direct *rest.Config, n int) {
+	path, err := b.profilePath(fmt.Sprintf("tapp-apiserver-growth-resync-%d.pprof", n))
+	if err != nil {
+		b.logf("profile: %v", err)
+		return
+	}
+	b.profiling.Add(1)
+	go func() {
+		defer b.profiling.Done()
+		if err := saveProfile(ctx, direct, resyncProfileSeconds, path); err != nil {
+			b.logf("profile of tapp-apiserver during the resync of %d TApps: %v", n, err)
+			return
+		}
+		b.logf("CPU profile of tapp-apiserver during the resync of %d TApps: %s", n, path)
+	}()
+}
+
+// saveGrowthHeapProfile writes the heap profile of tapp-apiserver holding n TApps, its controller synced,
+// to <out>/profiles/tapp-apiserver-growth-heap-<n>.pprof: what the memory growth is made of.
+func (b *bench) saveGrowthHeapProfile(ctx context.Context, direct *rest.Config, n int) {
+	path, err := b.profilePath(fmt.Sprintf("tapp-apiserver-growth-heap-%d.pprof", n))
+	if err != nil {
+		b.logf("heap profile: %v", err)
+		return
+	}
+	if err := saveHeapProfile(ctx, direct, path); err != nil {
+		b.logf("heap profile of tapp-apiserver with %d TApps: %v", n, err)
+		return
+	}
+	b.logf("heap profile of tapp-apiserver with %d TApps: %s", n, path)
+}
+
+// profilePath returns <out>/profiles/name, creating the directory.
+func (b *bench) profilePath(name string) (string, error) {
+	dir := filepath.Join(b.opts.outDir, "profiles")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, name), nil
+}
+
+// tappSyncs reads how many syncs the TApp controller has made, and their summed duration in seconds, from
+// tapp-apiserver's /metrics (tapp_controller_sync_duration_seconds, every result).
+func tappSyncs(ctx context.Context, direct *rest.Config) (count, seconds float64, err error) {
+	for _, m := range []struct {
+		name string
+		into *float64
+	}{{"tapp_controller_sync_duration_seconds_count", &count}, {"tapp_controller_sync_duration_seconds_sum", &seconds}} {
+		samples, err := scrapeCounter(ctx, direct, m.name)
+		if err != nil {
+			return 0, 0, err
+		}
+		for _, s := range samples {
+			*m.into += s.value
+		}
+	}
+	return count, seconds, nil
 }
 
 // tappQueue reads the TApp controller's queue adds and depth from tapp-apiserver's /metrics.
@@ -342,6 +422,10 @@ func growthFigures(res *GrowthResult) []GrowthFigure {
 		for _, proc := range []string{"tapp-apiserver", "kube-apiserver", "kube-scheduler", "benchmark"} {
 			add("one TApp: "+proc+" CPU, scale-up", "s", 1, s.ScaleUpCPUSeconds[proc], l.ScaleUpCPUSeconds[proc])
 		}
+		if s.Syncs > 0 && l.Syncs > 0 {
+			add("one TApp: controller syncs, scale-up to scale-down", "syncs", 1, float64(s.Syncs), float64(l.Syncs))
+			add("one TApp: controller sync time, scale-up to scale-down", "s", 1, s.SyncSeconds, l.SyncSeconds)
+		}
 		add("one TApp: in-place rolling update time", "s", 1, s.RollSeconds, l.RollSeconds)
 		add("one TApp: status size", "bytes", 1, float64(s.StatusBytes), float64(l.StatusBytes))
 		add("one TApp: kube-apiserver writes, scale-up", "writes", 1, float64(s.ScaleUpKubeAPIWrites), float64(l.ScaleUpKubeAPIWrites))
@@ -358,6 +442,9 @@ func growthFigures(res *GrowthResult) []GrowthFigure {
 			out = append(out, newGrowthFigure(name, unit, expected, s.TApps, l.TApps, small, large))
 		}
 		add("TApps: tapp-apiserver RSS growth", "bytes", 1, float64(s.RSSGrowthBytes), float64(l.RSSGrowthBytes))
+		if s.HeapGrowthBytes > 0 && l.HeapGrowthBytes > 0 {
+			add("TApps: tapp-apiserver Go heap growth", "bytes", 1, float64(s.HeapGrowthBytes), float64(l.HeapGrowthBytes))
+		}
 		add("TApps: list of all", "s", 1, s.ListSeconds, l.ListSeconds)
 		add(fmt.Sprintf("TApps: %d watchers see an update", s.Watchers), "s", 0, s.WatchFanOutSeconds, l.WatchFanOutSeconds)
 		add("TApps: restart until the controller has resynced", "s", 1, s.ResyncSeconds, l.ResyncSeconds)

@@ -71,15 +71,15 @@ func growthResults() *Results {
 			{Instances: 1000, ScaleUpSeconds: 9, ScaleUpCompleted: true, RollSeconds: 19, RollCompleted: true, StatusBytes: 30000,
 				ScaleUpKubeAPIWrites: 3000, ScaleUpTAppAPIWrites: 80, RollKubeAPIWrites: 4000, RollTAppAPIWrites: 120,
 				ScaleUpAllCreatedSeconds: 8, ScaleUpCPUSeconds: map[string]float64{"tapp-apiserver": 2, "kube-apiserver": 9, "kube-scheduler": 1, "benchmark": 3},
-				RollCPUSeconds: map[string]float64{"tapp-apiserver": 3, "kube-apiserver": 20}},
+				RollCPUSeconds: map[string]float64{"tapp-apiserver": 3, "kube-apiserver": 20}, Syncs: 100, SyncSeconds: 2},
 			{Instances: 10000, ScaleUpSeconds: 90, ScaleUpCompleted: true, RollSeconds: 190, RollCompleted: true, StatusBytes: 300000,
 				ScaleUpKubeAPIWrites: 30000, ScaleUpTAppAPIWrites: 800, RollKubeAPIWrites: 40000, RollTAppAPIWrites: 1200,
 				ScaleUpAllCreatedSeconds: 80, ScaleUpCPUSeconds: map[string]float64{"tapp-apiserver": 200, "kube-apiserver": 90, "kube-scheduler": 10, "benchmark": 30},
-				RollCPUSeconds: map[string]float64{"tapp-apiserver": 30, "kube-apiserver": 200}},
+				RollCPUSeconds: map[string]float64{"tapp-apiserver": 30, "kube-apiserver": 200}, Syncs: 1000, SyncSeconds: 200},
 		},
 		TApps: []GrowthTApps{
-			{TApps: 1000, RSSGrowthBytes: 10 << 20, ListSeconds: 0.05, Watchers: 50, WatchFanOutSeconds: 0.01, ResyncSeconds: 1, RestartSeconds: 0.5},
-			{TApps: 10000, RSSGrowthBytes: 100 << 20, ListSeconds: 5, Watchers: 50, WatchFanOutSeconds: 0.01, ResyncSeconds: 10, RestartSeconds: 0.5},
+			{TApps: 1000, RSSGrowthBytes: 10 << 20, HeapGrowthBytes: 8 << 20, ListSeconds: 0.05, Watchers: 50, WatchFanOutSeconds: 0.01, ResyncSeconds: 1, RestartSeconds: 0.5},
+			{TApps: 10000, RSSGrowthBytes: 100 << 20, HeapGrowthBytes: 80 << 20, ListSeconds: 5, Watchers: 50, WatchFanOutSeconds: 0.01, ResyncSeconds: 10, RestartSeconds: 0.5},
 		},
 	}
 	g.Figures = growthFigures(g)
@@ -90,20 +90,23 @@ func growthResults() *Results {
 
 func TestGrowthFiguresAndTargets(t *testing.T) {
 	res := growthResults()
-	if len(res.Growth.Figures) != 18 {
-		t.Fatalf("%d figures, want 18: %+v", len(res.Growth.Figures), res.Growth.Figures)
+	if len(res.Growth.Figures) != 21 {
+		t.Fatalf("%d figures, want 21: %+v", len(res.Growth.Figures), res.Growth.Figures)
 	}
 	want := map[string]float64{
-		"one TApp: scale-up time":                          1,
-		"one TApp: status size":                            1,
-		"one TApp: kube-apiserver writes, scale-up":        1,
-		"one TApp: scale-up, all pods created":             1,
-		"one TApp: tapp-apiserver CPU, scale-up":           2,
-		"one TApp: kube-apiserver CPU, rolling update":     1,
-		"TApps: tapp-apiserver RSS growth":                 1,
-		"TApps: list of all":                               2,
-		"TApps: 50 watchers see an update":                 0,
-		"TApps: restart until the controller has resynced": 1,
+		"one TApp: scale-up time":                                1,
+		"one TApp: status size":                                  1,
+		"one TApp: kube-apiserver writes, scale-up":              1,
+		"one TApp: scale-up, all pods created":                   1,
+		"one TApp: tapp-apiserver CPU, scale-up":                 2,
+		"one TApp: kube-apiserver CPU, rolling update":           1,
+		"TApps: tapp-apiserver RSS growth":                       1,
+		"TApps: tapp-apiserver Go heap growth":                   1,
+		"one TApp: controller syncs, scale-up to scale-down":     1,
+		"one TApp: controller sync time, scale-up to scale-down": 2,
+		"TApps: list of all":                                     2,
+		"TApps: 50 watchers see an update":                       0,
+		"TApps: restart until the controller has resynced":       1,
 	}
 	for _, f := range res.Growth.Figures {
 		if e, ok := want[f.Name]; ok && f.Exponent != e {
@@ -149,7 +152,8 @@ func TestRenderGrowth(t *testing.T) {
 		"| TApps: tapp-apiserver RSS growth | 10.0MiB at 1000 | 100.0MiB at 10000 | 1.00 | 1 |",
 		"| one TApp: status size | 30000 B at 1000 | 300000 B at 10000 | 1.00 | 1 |",
 		"| 10000 | 90.00 | 190.00 | 300000 | 3.00 / 4.00 | 800 / 1200 |",
-		"| 1000 | 10.0MiB | 0.050 | 0.010 (50 watchers) | 1.00, 0.50 |",
+		"| 1000 | 10.0MiB (8.0MiB) | 0.050 | 0.010 (50 watchers) | 1.00, 0.50 |",
+		"| one TApp: controller syncs, scale-up to scale-down | 100 at 1000 | 1000 at 10000 | 1.00 | 1 |",
 		"| growth 1000→10000: TApps: list of all, exponent | ≤ 1.2 |",
 	} {
 		if !strings.Contains(md, s) {

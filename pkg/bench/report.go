@@ -766,9 +766,9 @@ func renderGrowth(b *strings.Builder, g *GrowthResult) {
 		p("\n")
 	}
 	if len(g.TApps) > 0 {
-		p("| TApps in one server | tapp-apiserver RSS growth | list of all (s) | watchers see an update (s) | restart until the controller has resynced (s), of it the restart |\n|---|---|---|---|---|\n")
+		p("| TApps in one server | tapp-apiserver RSS growth (Go heap) | list of all (s) | watchers see an update (s) | restart until the controller has resynced (s), of it the restart |\n|---|---|---|---|---|\n")
 		for _, t := range g.TApps {
-			p("| %d | %s | %.3f | %.3f (%d watchers) | %.2f, %.2f |\n", t.TApps, mib(t.RSSGrowthBytes), t.ListSeconds, t.WatchFanOutSeconds, t.Watchers, t.ResyncSeconds, t.RestartSeconds)
+			p("| %d | %s (%s) | %.3f | %.3f (%d watchers) | %.2f, %.2f |\n", t.TApps, mib(t.RSSGrowthBytes), mib(t.HeapGrowthBytes), t.ListSeconds, t.WatchFanOutSeconds, t.Watchers, t.ResyncSeconds, t.RestartSeconds)
 		}
 		p("\n")
 	}
@@ -781,7 +781,7 @@ func growthValue(v float64, unit string) string {
 			return mib(int64(v))
 		}
 		return fmt.Sprintf("%.0f B", v)
-	case "writes":
+	case "writes", "syncs":
 		return fmt.Sprintf("%.0f", v)
 	}
 	return fmt.Sprintf("%.3f %s", v, unit)

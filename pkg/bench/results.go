@@ -414,7 +414,11 @@ type GrowthInstances struct {
 	// ScaleUpWrites and RollWrites are the write requests of both servers by "VERB resource[/subresource]"
 	// (kube-apiserver's as section 3 counts them, tapp-apiserver's prefixed "tapp-apiserver ").
 	ScaleUpWrites map[string]int `json:"scaleUpWrites,omitempty"`
-	RollWrites    map[string]int `json:"rollWrites,omitempty"`
+	// Syncs and SyncSeconds are how many syncs the TApp controller made from the scale-up to the end of the
+	// scale-down (every TApp's: the benchmark's is the only one with pods), and their summed duration.
+	Syncs       int            `json:"syncs,omitempty"`
+	SyncSeconds float64        `json:"syncSeconds,omitempty"`
+	RollWrites  map[string]int `json:"rollWrites,omitempty"`
 }
 
 // GrowthTApps is tapp-apiserver holding TApps TApps of the tutorial shape with no replicas.
@@ -423,6 +427,8 @@ type GrowthTApps struct {
 	// RSSGrowthBytes is the resident set of tapp-apiserver restarted with the TApps (its controller synced)
 	// over that of the fresh process before the first TApp (each read after a forced garbage collection).
 	RSSGrowthBytes int64 `json:"rssGrowthBytes"`
+	// HeapGrowthBytes is the same growth of its Go heap in use (after a forced garbage collection).
+	HeapGrowthBytes int64 `json:"heapGrowthBytes,omitempty"`
 	// ListSeconds is the median of three lists of all of them, directly, in protobuf.
 	ListSeconds float64 `json:"listSeconds"`
 	// WatchFanOutSeconds is the time from the update of one TApp until each of Watchers watches of the

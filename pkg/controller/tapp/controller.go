@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -72,8 +71,10 @@ type Controller struct {
 	statusWritten statuswrite.Written[*tkestackv1.TApp]
 	// statusPacer paces the status writes that only report the instances' progress (statusPace).
 	statusPacer statusPacer
-	recorder    record.EventRecorder
-	updater     *inplace.Updater
+	// planCosts sets how long the pod events of each TApp are batched, from its last planning.
+	planCosts planCosts
+	recorder  record.EventRecorder
+	updater   *inplace.Updater
 	// clock is the controller's one clock: its loop and queue (delays, backoff), its expectations, the
 	// in-place updater and the plans and status writes all read it.
 	clock clock.WithTicker
@@ -197,6 +198,7 @@ func (c *Controller) tappDeleted(obj any) {
 		c.expectations.Forget(key)
 		c.statusWritten.Forget(key)
 		c.statusPacer.forget(key)
+		c.planCosts.forget(key)
 	}
 	c.loop.Enqueue(obj)
 }
@@ -238,13 +240,8 @@ func (c *Controller) enqueueSelecting(pod *corev1.Pod) {
 	}
 }
 
-// podEventBatch is how long the sync of a TApp waits after one of its pods is added or changes, so that the
-// events of many pods make one sync: each sync plans over every instance, and a thousand pods being created,
-// scheduled and started send thousands of events within seconds. A deletion or a release is synced at once.
-const podEventBatch = 50 * time.Millisecond
-
-// enqueueBatched enqueues the TApp key after the pod event batch.
-func (c *Controller) enqueueBatched(key string) { c.queue.AddAfter(key, podEventBatch) }
+// enqueueBatched enqueues the TApp key after its pod event batch (planCosts.batch).
+func (c *Controller) enqueueBatched(key string) { c.queue.AddAfter(key, c.planCosts.batch(key)) }
 
 func (c *Controller) podAdded(obj any) {
 	pod := obj.(*corev1.Pod)

@@ -48,6 +48,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	// before the pods and claims are listed, as Kubernetes' controllers do: asked after, the caches could show
 	// them while the plan was computed from a list taken before they did, and the plan would make them again.
 	satisfied := c.expectations.Satisfied(key, c.cached(namespace))
+	planning := c.clock.Now()
 	pods, err := c.podsOf(tapp)
 	if err != nil {
 		return err
@@ -73,6 +74,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	claimPlan := policy.PlanClaims(tapp, claims)
 	claimPlan.OwnerChanges = policy.PlanClaimRetention(tapp, pods, claims)
+	c.planCosts.observe(key, c.clock.Since(planning))
 	if tapp.DeletionTimestamp == nil {
 		if satisfied {
 			failures = c.execute(ctx, key, tapp, pods, plan, claimPlan)
