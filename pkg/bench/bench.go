@@ -123,7 +123,7 @@ func Main() int {
 	flag.IntVar(&opts.admissionOps, "admission-ops", 20, "creates per cell through the shipped admission chain (section 1b)")
 	flag.IntVar(&opts.repeats, "repeats", 3, "repeats of the fan-out variants")
 	flag.IntVar(&opts.rounds, "rounds", 3, "rounds of sections 3 and 4: every kind runs this many times, the kinds taking turns, and is reported by its median round")
-	flag.DurationVar(&opts.timeout, "timeout", 90*time.Minute, "bound of the whole run")
+	flag.DurationVar(&opts.timeout, "timeout", 150*time.Minute, "bound of the whole run")
 	flag.StringVar(&opts.command, "command", "", "the command to record (make bench sets it)")
 	var extra string
 	flag.StringVar(&extra, "server-args", "", "extra tapp-apiserver flags for both clusters, comma-separated (diagnostics; recorded in the results)")
