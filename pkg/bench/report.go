@@ -766,9 +766,9 @@ func renderGrowth(b *strings.Builder, g *GrowthResult) {
 		p("\n")
 	}
 	if len(g.TApps) > 0 {
-		p("| TApps in one server | tapp-apiserver RSS growth (Go heap) | list of all (s) | watchers see an update (s) | restart until the controller has resynced (s), of it the restart |\n|---|---|---|---|---|\n")
+		p("| TApps in one server | created until each synced once (s) | tapp-apiserver RSS growth (Go heap) | list of all (s) | watchers see an update (s) | restart until the controller has resynced (s), of it the restart |\n|---|---|---|---|---|---|\n")
 		for _, t := range g.TApps {
-			p("| %d | %s (%s) | %.3f | %.3f (%d watchers) | %.2f, %.2f |\n", t.TApps, mib(t.RSSGrowthBytes), mib(t.HeapGrowthBytes), t.ListSeconds, t.WatchFanOutSeconds, t.Watchers, t.ResyncSeconds, t.RestartSeconds)
+			p("| %d | %.2f | %s (%s) | %.3f | %.3f (%d watchers) | %.2f, %.2f |\n", t.TApps, t.FirstSyncSeconds, mib(t.RSSGrowthBytes), mib(t.HeapGrowthBytes), t.ListSeconds, t.WatchFanOutSeconds, t.Watchers, t.ResyncSeconds, t.RestartSeconds)
 		}
 		p("\n")
 	}

@@ -427,6 +427,10 @@ type GrowthTApps struct {
 	// RSSGrowthBytes is the resident set of tapp-apiserver restarted with the TApps (its controller synced)
 	// over that of the fresh process before the first TApp (each read after a forced garbage collection).
 	RSSGrowthBytes int64 `json:"rssGrowthBytes"`
+	// FirstSyncSeconds is the time from the end of the creates until the controller has synced each TApp
+	// once (every status.observedGeneration written); for the large size, of the TApps created after the
+	// small size's.
+	FirstSyncSeconds float64 `json:"firstSyncSeconds,omitempty"`
 	// HeapGrowthBytes is the same growth of its Go heap in use (after a forced garbage collection).
 	HeapGrowthBytes int64 `json:"heapGrowthBytes,omitempty"`
 	// ListSeconds is the median of three lists of all of them, directly, in protobuf.

@@ -111,6 +111,33 @@ func (w *Written[T]) Forget(key string) {
 	delete(w.objs, key)
 }
 
+// Len returns how many objects are remembered.
+func (w *Written[T]) Len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.objs)
+}
+
+// Seen tells that the informer's cache now holds cached for key: what is remembered for key is dropped once
+// the cache is as new (or holds another object), so that it is held only while the cache is behind. Call it
+// from the informer's update handler, for every update, status-only ones included: without it an object
+// written once stays remembered until its next sync, a second copy of every object a controller wrote.
+func (w *Written[T]) Seen(key string, cached T) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if last, ok := w.objs[key]; ok && !newer(last, cached) {
+		delete(w.objs, key)
+	}
+}
+
+// newer reports whether last is the same object as cached (same UID) with a higher resourceVersion.
+// ResourceVersions that are not numbers are never compared: last is not newer.
+func newer[T metav1.Object](last, cached T) bool {
+	lastRV, err1 := strconv.ParseUint(last.GetResourceVersion(), 10, 64)
+	cachedRV, err2 := strconv.ParseUint(cached.GetResourceVersion(), 10, 64)
+	return err1 == nil && err2 == nil && last.GetUID() == cached.GetUID() && lastRV > cachedRV
+}
+
 // latest returns the object remembered for key if it is the same object as cached (same UID) with a
 // higher resourceVersion, and cached otherwise; once cached is as new, or another object, the remembered
 // one is dropped. ResourceVersions that are not numbers are never compared: cached is used.
@@ -121,9 +148,7 @@ func (w *Written[T]) latest(key string, cached T) T {
 	if !ok {
 		return cached
 	}
-	lastRV, err1 := strconv.ParseUint(last.GetResourceVersion(), 10, 64)
-	cachedRV, err2 := strconv.ParseUint(cached.GetResourceVersion(), 10, 64)
-	if err1 == nil && err2 == nil && last.GetUID() == cached.GetUID() && lastRV > cachedRV {
+	if newer(last, cached) {
 		return last
 	}
 	delete(w.objs, key)

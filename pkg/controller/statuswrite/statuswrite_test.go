@@ -251,3 +251,37 @@ func TestWrittenWritesFromItsLastWrite(t *testing.T) {
 		t.Error("latest used a memory Forget dropped")
 	}
 }
+
+// TestWrittenSeen: what is remembered is dropped once the cache shows that version or a newer one, or
+// another object of the name, and kept while the cache is behind.
+func TestWrittenSeen(t *testing.T) {
+	written := &v1alpha1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "u1", ResourceVersion: "8"}}
+	for _, tc := range []struct {
+		name string
+		seen metav1.ObjectMeta
+		kept bool
+	}{
+		{"cache behind", metav1.ObjectMeta{Name: "a", UID: "u1", ResourceVersion: "7"}, true},
+		{"cache shows the write", metav1.ObjectMeta{Name: "a", UID: "u1", ResourceVersion: "8"}, false},
+		{"cache newer", metav1.ObjectMeta{Name: "a", UID: "u1", ResourceVersion: "12"}, false},
+		{"another object of the name", metav1.ObjectMeta{Name: "a", UID: "u2", ResourceVersion: "3"}, false},
+		{"resourceVersion not a number", metav1.ObjectMeta{Name: "a", UID: "u1", ResourceVersion: "x"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var w Written[*v1alpha1.NodePool]
+			w.objs = map[string]*v1alpha1.NodePool{"a": written.DeepCopy(), "b": written.DeepCopy()}
+			w.Seen("a", &v1alpha1.NodePool{ObjectMeta: tc.seen})
+			if _, kept := w.objs["a"]; kept != tc.kept {
+				t.Errorf("kept %v, want %v", kept, tc.kept)
+			}
+			if _, kept := w.objs["b"]; !kept {
+				t.Error("Seen of a dropped b")
+			}
+		})
+	}
+	var empty Written[*v1alpha1.NodePool]
+	empty.Seen("a", written) // nothing remembered: no panic, nothing added
+	if len(empty.objs) != 0 {
+		t.Errorf("Seen added %v", empty.objs)
+	}
+}

@@ -1,6 +1,8 @@
 package tapp
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -76,5 +78,53 @@ func TestSlowPlanningBatchesLonger(t *testing.T) {
 	h.ctrl.tappDeleted(&tkestackv1.TApp{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: types.UID("tapp-uid")}})
 	if got := h.ctrl.planCosts.batch("ns/web"); got != podEventBatch {
 		t.Errorf("batch after the TApp was deleted: %v, want %v", got, podEventBatch)
+	}
+}
+
+// tappStatusStub answers a status write with the TApp at resourceVersion 8.
+type tappStatusStub struct{}
+
+func (tappStatusStub) Get(context.Context, string, metav1.GetOptions) (*tkestackv1.TApp, error) {
+	return nil, errors.New("not expected")
+}
+
+func (tappStatusStub) UpdateStatus(_ context.Context, t *tkestackv1.TApp, _ metav1.UpdateOptions) (*tkestackv1.TApp, error) {
+	out := t.DeepCopy()
+	out.ResourceVersion = "8"
+	return out, nil
+}
+
+// TestWrittenStatusIsDroppedOnceCached: the TApp a status write returned is held only until the informer
+// shows that version; a status-only update of the cache drops it.
+func TestWrittenStatusIsDroppedOnceCached(t *testing.T) {
+	h := newHarness(t, testTApp(1))
+	obj, _, err := h.tappInf.TKEStackApps().V1().TApps().Informer().GetIndexer().GetByKey("ns/web")
+	if err != nil || obj == nil {
+		t.Fatalf("the TApp is not in the cache: %v", err)
+	}
+	cached := obj.(*tkestackv1.TApp).DeepCopy()
+	cached.ResourceVersion = "7"
+	err = h.ctrl.statusWritten.Write(context.Background(), tappStatusStub{}, "ns/web", cached,
+		func(cur *tkestackv1.TApp) (*tkestackv1.TApp, bool) {
+			out := cur.DeepCopy()
+			out.Status.ObservedGeneration++
+			return out, true
+		}, fieldManager, metrics)
+	if err != nil || h.ctrl.statusWritten.Len() != 1 {
+		t.Fatalf("write: %v, %d held, want 1", err, h.ctrl.statusWritten.Len())
+	}
+	behind := cached.DeepCopy()
+	behind.Annotations = map[string]string{"a": "b"} // an update the cache shows before the status write
+	behind.ResourceVersion = "7"
+	h.ctrl.tappUpdated(cached, behind)
+	if h.ctrl.statusWritten.Len() != 1 {
+		t.Fatal("dropped while the cache was behind the write")
+	}
+	caughtUp := cached.DeepCopy()
+	caughtUp.ResourceVersion = "8"
+	caughtUp.Status.ObservedGeneration++
+	h.ctrl.tappUpdated(cached, caughtUp)
+	if n := h.ctrl.statusWritten.Len(); n != 0 {
+		t.Errorf("%d held once the cache showed the write, want 0", n)
 	}
 }

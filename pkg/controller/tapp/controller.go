@@ -174,6 +174,9 @@ func (c *Controller) Run(ctx context.Context, workers int) { c.loop.Run(ctx, wor
 // the controllers' safety net, and pod resyncs rely on it (podUpdated).
 func (c *Controller) tappUpdated(oldObj, newObj any) {
 	old, cur := oldObj.(*tkestackv1.TApp), newObj.(*tkestackv1.TApp)
+	if key, err := cache.MetaNamespaceKeyFunc(cur); err == nil {
+		c.statusWritten.Seen(key, cur)
+	}
 	if old.ResourceVersion != cur.ResourceVersion && statusOnly(old, cur) {
 		return
 	}
