@@ -82,6 +82,9 @@ func (b *bench) growthSection(ctx context.Context, budget Budget) error {
 	for _, n := range []int{small, large} {
 		b.clusterTag = fmt.Sprintf("%s-%d", tag, n) // profile names (--profile) tell the sizes apart
 		syncsBefore, syncSecondsBefore, syncsErr := tappSyncs(ctx, direct)
+		if n == large {
+			b.profileTApps(ctx, direct, fmt.Sprintf("tapp-apiserver-growth-scale-up-%d.pprof", n), scaleUpProfileSeconds, fmt.Sprintf("the scale-up of %d instances", n))
+		}
 		up, roll, _, err := b.runKind(ctx, kindTApp, tappClient, n, true, budget, pids)
 		if err != nil {
 			return err
@@ -314,7 +317,7 @@ func (b *bench) controllerResync(ctx context.Context, direct *rest.Config, n int
 		return 0, 0, err
 	}
 	restart = round(time.Since(start).Seconds(), 3)
-	b.profileResync(ctx, direct, n)
+	b.profileTApps(ctx, direct, fmt.Sprintf("tapp-apiserver-growth-resync-%d.pprof", n), resyncProfileSeconds, fmt.Sprintf("the resync of %d TApps", n))
 	deadline := time.Now().Add(10 * time.Minute)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		adds, depth, err := tappQueue(ctx, direct)
@@ -356,11 +359,14 @@ func waitFirstSync(ctx context.Context, tapps interface {
 // restarted process is ready, while its controller resyncs the TApps.
 const resyncProfileSeconds = 20
 
-// profileResync takes, in the background, a CPU profile of the restarted tapp-apiserver while its
-// controller resyncs n TApps: <out>/profiles/tapp-apiserver-growth-resync-<n>.pprof. The section waits for
-// it before it ends (b.profiling).
-func (b *bench) profileResync(ctx context.Context, direct *rest.Config, n int) {
-	path, err := b.profilePath(fmt.Sprintf("tapp-apiserver-growth-resync-%d.pprof", n))
+// scaleUpProfileSeconds is the length of the CPU profile of tapp-apiserver taken from the start of the
+// large TApp's scale-up (about 180 s on a quiet 2-core machine): where its CPU goes as the instances grow.
+const scaleUpProfileSeconds = 150
+
+// profileTApps takes, in the background, a CPU profile of tapp-apiserver of seconds into
+// <out>/profiles/name, during what. The section waits for it before it ends (b.profiling).
+func (b *bench) profileTApps(ctx context.Context, direct *rest.Config, name string, seconds int, what string) {
+	path, err := b.profilePath(name)
 	if err != nil {
 		b.logf("profile: %v", err)
 		return
@@ -368,11 +374,11 @@ func (b *bench) profileResync(ctx context.Context, direct *rest.Config, n int) {
 	b.profiling.Add(1)
 	go func() {
 		defer b.profiling.Done()
-		if err := saveProfile(ctx, direct, resyncProfileSeconds, path); err != nil {
-			b.logf("profile of tapp-apiserver during the resync of %d TApps: %v", n, err)
+		if err := saveProfile(ctx, direct, seconds, path); err != nil {
+			b.logf("profile of tapp-apiserver during %s: %v", what, err)
 			return
 		}
-		b.logf("CPU profile of tapp-apiserver during the resync of %d TApps: %s", n, path)
+		b.logf("CPU profile of tapp-apiserver during %s: %s", what, path)
 	}()
 }
 
