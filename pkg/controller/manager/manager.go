@@ -155,8 +155,9 @@ func newManager(ctx context.Context, o *Options, kubeConfig, serverConfig *rest.
 }
 
 // stripManagedFields drops the managed fields of every object before the controllers' informers keep it, as
-// kube-controller-manager does: no controller reads them, they are a large share of each object (a quarter of the
-// decoded TApps' heap in section 6 of docs/benchmarks.md), and an update sent without them keeps the stored ones.
+// kube-controller-manager does: no controller reads them, they are a large share of each object (46 of the 191 MB
+// of decoded TApps in a heap profile of the server with 10,000 of them), and an update sent without them keeps
+// the stored ones.
 func stripManagedFields(obj any) (any, error) {
 	if accessor, err := meta.Accessor(obj); err == nil && accessor.GetManagedFields() != nil {
 		accessor.SetManagedFields(nil)
