@@ -83,7 +83,7 @@ func (b *bench) growthSection(ctx context.Context, budget Budget) error {
 		b.clusterTag = fmt.Sprintf("%s-%d", tag, n) // profile names (--profile) tell the sizes apart
 		syncsBefore, syncSecondsBefore, syncsErr := tappSyncs(ctx, direct)
 		if n == large {
-			b.profileTApps(ctx, direct, fmt.Sprintf("tapp-apiserver-growth-scale-up-%d.pprof", n), scaleUpProfileSeconds, fmt.Sprintf("the scale-up of %d instances", n))
+			b.profileTApps(ctx, direct, fmt.Sprintf("tapp-apiserver-growth-scale-up-%d.pprof", n), b.count(scaleUpProfileSeconds, 5), fmt.Sprintf("the scale-up of %d instances", n))
 		}
 		up, roll, _, err := b.runKind(ctx, kindTApp, tappClient, n, true, budget, pids)
 		if err != nil {
@@ -150,7 +150,9 @@ func (b *bench) growthTApps(ctx context.Context, res *GrowthResult, small, large
 	}
 	tapps := client.TKEStackAppsV1().TApps(ns)
 	// The baseline is a fresh process, as every reading after it is (each follows a restart): the process
-	// that ran the one-TApp parts still holds the heap its pod informers grew to with 10,000 pods.
+	// that ran the one-TApp parts still holds the heap its pod informers grew to with 10,000 pods. A profile
+	// still being taken would hold the old process's graceful stop past its bound: each restart waits for it.
+	b.profiling.Wait()
 	if err := b.cluster.RestartTAppAPIServer(ctx); err != nil {
 		return err
 	}
@@ -312,6 +314,7 @@ func watchFanOut(ctx context.Context, client versioned.Interface, ns, name strin
 // drained its queue by the time it is ready, so only the whole can be timed; the restart's share is the
 // constant part of it.
 func (b *bench) controllerResync(ctx context.Context, direct *rest.Config, n int) (total, restart float64, err error) {
+	b.profiling.Wait() // the previous size's resync profile, before the restart
 	start := time.Now()
 	if err := b.cluster.RestartTAppAPIServer(ctx); err != nil {
 		return 0, 0, err
@@ -360,7 +363,8 @@ func waitFirstSync(ctx context.Context, tapps interface {
 const resyncProfileSeconds = 20
 
 // scaleUpProfileSeconds is the length of the CPU profile of tapp-apiserver taken from the start of the
-// large TApp's scale-up (about 180 s on a quiet 2-core machine): where its CPU goes as the instances grow.
+// large TApp's scale-up (about 180 s on a quiet 2-core machine), before --scale: where its CPU goes as the
+// instances grow.
 const scaleUpProfileSeconds = 150
 
 // profileTApps takes, in the background, a CPU profile of tapp-apiserver of seconds into
@@ -409,42 +413,24 @@ func (b *bench) profilePath(name string) (string, error) {
 // tappSyncs reads how many syncs the TApp controller has made, and their summed duration in seconds, from
 // tapp-apiserver's /metrics (tapp_controller_sync_duration_seconds, every result).
 func tappSyncs(ctx context.Context, direct *rest.Config) (count, seconds float64, err error) {
-	for _, m := range []struct {
-		name string
-		into *float64
-	}{{"tapp_controller_sync_duration_seconds_count", &count}, {"tapp_controller_sync_duration_seconds_sum", &seconds}} {
-		samples, err := scrapeCounter(ctx, direct, m.name)
-		if err != nil {
-			return 0, 0, err
-		}
-		for _, s := range samples {
-			*m.into += s.value
-		}
+	// Before the first sync the histogram has no sample: that is 0 syncs.
+	sums, _, err := scrapeSums(ctx, direct, nil, "tapp_controller_sync_duration_seconds_count", "tapp_controller_sync_duration_seconds_sum")
+	if err != nil {
+		return 0, 0, err
 	}
-	return count, seconds, nil
+	return sums[0], sums[1], nil
 }
 
 // tappQueue reads the TApp controller's queue adds and depth from tapp-apiserver's /metrics.
 func tappQueue(ctx context.Context, direct *rest.Config) (adds, depth float64, err error) {
-	for _, m := range []struct {
-		name string
-		into *float64
-	}{{"workqueue_adds_total", &adds}, {"workqueue_depth", &depth}} {
-		samples, err := scrapeCounter(ctx, direct, m.name)
-		if err != nil {
-			return 0, 0, err
-		}
-		found := false
-		for _, s := range samples {
-			if s.labels["name"] == "tapp" {
-				*m.into, found = s.value, true
-			}
-		}
-		if !found {
-			return 0, 0, fmt.Errorf("no %s{name=\"tapp\"}", m.name)
-		}
+	sums, missing, err := scrapeSums(ctx, direct, map[string]string{"name": "tapp"}, "workqueue_adds_total", "workqueue_depth")
+	if err != nil {
+		return 0, 0, err
 	}
-	return adds, depth, nil
+	if len(missing) > 0 {
+		return 0, 0, fmt.Errorf("no %v{name=\"tapp\"}", missing)
+	}
+	return sums[0], sums[1], nil
 }
 
 // growthFigures lists every figure of the section measured at both sizes with its growth exponent.

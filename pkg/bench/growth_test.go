@@ -209,3 +209,20 @@ func TestMergeWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelsMatch: a sample is summed when it carries every label asked for, with its value.
+func TestLabelsMatch(t *testing.T) {
+	for _, tc := range []struct {
+		labels, match map[string]string
+		want          bool
+	}{
+		{map[string]string{"name": "tapp"}, nil, true},
+		{map[string]string{"name": "tapp", "x": "y"}, map[string]string{"name": "tapp"}, true},
+		{map[string]string{"name": "yurtappset"}, map[string]string{"name": "tapp"}, false},
+		{map[string]string{}, map[string]string{"name": "tapp"}, false},
+	} {
+		if got := labelsMatch(tc.labels, tc.match); got != tc.want {
+			t.Errorf("labelsMatch(%v, %v) = %v, want %v", tc.labels, tc.match, got, tc.want)
+		}
+	}
+}

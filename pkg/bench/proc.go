@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -218,6 +219,52 @@ type metricSample struct {
 
 // scrapeCounter reads the samples of the labelled counter name from a server's /metrics.
 func scrapeCounter(ctx context.Context, cfg *rest.Config, name string) ([]metricSample, error) {
+	body, err := scrapeMetrics(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return parseCounter(bytes.NewReader(body), name)
+}
+
+// scrapeSums reads a server's /metrics once and returns, for each of names, the sum of its samples whose
+// labels include match (every sample for nil), and the names that had no such sample (their sum is 0).
+func scrapeSums(ctx context.Context, cfg *rest.Config, match map[string]string, names ...string) (sums []float64, missing []string, err error) {
+	body, err := scrapeMetrics(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	sums = make([]float64, len(names))
+	for i, name := range names {
+		samples, err := parseCounter(bytes.NewReader(body), name)
+		if err != nil {
+			return nil, nil, err
+		}
+		found := false
+		for _, s := range samples {
+			if labelsMatch(s.labels, match) {
+				sums[i] += s.value
+				found = true
+			}
+		}
+		if !found {
+			missing = append(missing, name)
+		}
+	}
+	return sums, missing, nil
+}
+
+// labelsMatch reports whether labels has every label of match with its value.
+func labelsMatch(labels, match map[string]string) bool {
+	for k, v := range match {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// scrapeMetrics returns the body of a server's /metrics.
+func scrapeMetrics(ctx context.Context, cfg *rest.Config) ([]byte, error) {
 	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, err
@@ -233,7 +280,7 @@ func scrapeCounter(ctx context.Context, cfg *rest.Config, name string) ([]metric
 		return nil, err
 	}
 	defer resp.Body.Close()
-	return parseCounter(resp.Body, name)
+	return io.ReadAll(resp.Body)
 }
 
 // parseCounter reads the samples of the labelled counter name from the text exposition format (label
