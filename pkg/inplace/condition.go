@@ -51,8 +51,8 @@ func gateConditionIndex(pod *corev1.Pod) int {
 
 // GateStatus returns the status of the pod's ReadinessGate condition, or "" if it has none.
 func GateStatus(pod *corev1.Pod) corev1.ConditionStatus {
-	if c := GateCondition(pod); c != nil {
-		return c.Status
+	if i := gateConditionIndex(pod); i >= 0 {
+		return pod.Status.Conditions[i].Status
 	}
 	return ""
 }
@@ -79,10 +79,11 @@ func gateCondition(pod *corev1.Pod, status corev1.ConditionStatus, reason, messa
 		Message:            message,
 		LastTransitionTime: metav1.NewTime(now),
 	}
-	cur := GateCondition(pod)
-	if cur == nil {
+	i := gateConditionIndex(pod)
+	if i < 0 {
 		return want, true
 	}
+	cur := &pod.Status.Conditions[i]
 	if cur.Status == status {
 		want.LastTransitionTime = cur.LastTransitionTime
 		if cur.Reason == reason && cur.Message == message {

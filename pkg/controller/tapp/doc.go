@@ -17,7 +17,7 @@
 // The TApp of a pod that is added or changes is synced after a batch (batch.go: at least podEventBatch, ten
 // times the TApp's last planning, at most maxPodEventBatch), so that the events of many pods make one sync and
 // a large TApp is not planned back to back; a deletion or a release is synced at once. Status writes that only report the instances'
-// progress are paced (statusPace). Everything of the controller that reads the time (the queue's delays,
+// progress are paced (paceFor: statusPace per thousand instances, at most maxStatusPace). Everything of the controller that reads the time (the queue's delays,
 // the expectations, the in-place updater, the plan and the status writes) reads the one clock
 // NewController is given.
 package tapp

@@ -354,7 +354,7 @@ func (p *planner) instances(owned map[int]*corev1.Pod, strays []*corev1.Pod) ([]
 		p.remove(-1, "", pod, ReasonStray)
 	}
 	var candidates []candidate
-	available := map[int]bool{}
+	available := make(map[int]bool, len(owned))
 	for _, n := range sortedOrdinals(owned) {
 		pod, id := owned[n], idString(n)
 		switch {
@@ -643,8 +643,10 @@ func Owner(tapp *tkestackv1.TApp) ownership.Owner {
 // are not valid instance pods (strays), an index of every pod by name, the orphans to adopt and the pods to
 // release (neither of which is in owned or strays).
 func classify(tapp *tkestackv1.TApp, pods []*corev1.Pod) (owned map[int]*corev1.Pod, strays []*corev1.Pod, byName map[string]*corev1.Pod, adopt, release []*corev1.Pod) {
-	owned = map[int]*corev1.Pod{}
-	byName = map[string]*corev1.Pod{}
+	// Sized for the pods at once: a TApp of thousands of instances would otherwise grow these maps through
+	// a dozen rehashes on every sync.
+	owned = make(map[int]*corev1.Pod, len(pods))
+	byName = make(map[string]*corev1.Pod, len(pods))
 	owner := Owner(tapp)
 	for _, pod := range pods {
 		if pod == nil || pod.Namespace != tapp.Namespace {

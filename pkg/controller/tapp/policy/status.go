@@ -228,7 +228,7 @@ func ComputeStatus(tapp *tkestackv1.TApp, pods []*corev1.Pod) Status {
 }
 
 func computeStatus(tapp *tkestackv1.TApp, owned map[int]*corev1.Pod, templates *templateCache, now time.Time) Status {
-	st := Status{Instances: map[string]tkestackv1.InstanceStatus{}}
+	st := Status{Instances: make(map[string]tkestackv1.InstanceStatus, len(owned))}
 	replicas := desiredReplicas(tapp)
 	for n, pod := range owned {
 		id := idString(n)
