@@ -88,7 +88,7 @@ func (b *bench) growthSection(ctx context.Context, budget Budget) error {
 		if n == large {
 			b.profileServer(ctx, "tapp-apiserver", direct, fmt.Sprintf("tapp-apiserver-growth-scale-up-%d.pprof", n), b.count(scaleUpProfileSeconds, 5), scaleUp)
 		}
-		b.profileServer(ctx, "kube-scheduler", scheduler, fmt.Sprintf("kube-scheduler-growth-scale-up-%d.pprof", n), b.count(scaleUpProfileSeconds*n/large, 2), scaleUp)
+		b.profileServer(ctx, "kube-scheduler", scheduler, fmt.Sprintf("kube-scheduler-growth-scale-up-%d.pprof", n), int(createSettle/time.Second)+b.count(scaleUpProfileSeconds*n/large, 2), scaleUp)
 		up, roll, _, err := b.runKind(ctx, kindTApp, tappClient, n, true, budget, pids)
 		if err != nil {
 			return err
@@ -369,7 +369,8 @@ const resyncProfileSeconds = 20
 // scaleUpProfileSeconds is the length of the CPU profile of tapp-apiserver taken from the start of the
 // large TApp's scale-up (about 180 s on a quiet 2-core machine), before --scale: where its CPU goes as the
 // instances grow. kube-scheduler's profile at each size is as long in proportion to the size (its share of
-// the scale-up, not the rolling update after it, in which it schedules nothing).
+// the scale-up, not the rolling update after it, in which it schedules nothing), from the workload's
+// creation (createSettle before the scale-up).
 const scaleUpProfileSeconds = 150
 
 // profileServer takes, in the background, a CPU profile of seconds of a server (cfg: its address and the
