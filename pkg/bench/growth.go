@@ -79,12 +79,16 @@ func (b *bench) growthSection(ctx context.Context, budget Budget) error {
 	tag := b.clusterTag
 	defer func() { b.clusterTag = tag }()
 	direct := directConfig(b.cluster, b.clientConfig)
+	scheduler := rest.CopyConfig(b.clientConfig)
+	scheduler.Host = b.cluster.SchedulerURL
 	for _, n := range []int{small, large} {
 		b.clusterTag = fmt.Sprintf("%s-%d", tag, n) // profile names (--profile) tell the sizes apart
 		syncsBefore, syncSecondsBefore, syncsErr := tappSyncs(ctx, direct)
+		scaleUp := fmt.Sprintf("the scale-up of %d instances", n)
 		if n == large {
-			b.profileTApps(ctx, direct, fmt.Sprintf("tapp-apiserver-growth-scale-up-%d.pprof", n), b.count(scaleUpProfileSeconds, 5), fmt.Sprintf("the scale-up of %d instances", n))
+			b.profileServer(ctx, "tapp-apiserver", direct, fmt.Sprintf("tapp-apiserver-growth-scale-up-%d.pprof", n), b.count(scaleUpProfileSeconds, 5), scaleUp)
 		}
+		b.profileServer(ctx, "kube-scheduler", scheduler, fmt.Sprintf("kube-scheduler-growth-scale-up-%d.pprof", n), int(createSettle/time.Second)+b.count(scaleUpProfileSeconds*n/large, 2), scaleUp)
 		up, roll, _, err := b.runKind(ctx, kindTApp, tappClient, n, true, budget, pids)
 		if err != nil {
 			return err
@@ -320,7 +324,7 @@ func (b *bench) controllerResync(ctx context.Context, direct *rest.Config, n int
 		return 0, 0, err
 	}
 	restart = round(time.Since(start).Seconds(), 3)
-	b.profileTApps(ctx, direct, fmt.Sprintf("tapp-apiserver-growth-resync-%d.pprof", n), resyncProfileSeconds, fmt.Sprintf("the resync of %d TApps", n))
+	b.profileServer(ctx, "tapp-apiserver", direct, fmt.Sprintf("tapp-apiserver-growth-resync-%d.pprof", n), resyncProfileSeconds, fmt.Sprintf("the resync of %d TApps", n))
 	deadline := time.Now().Add(10 * time.Minute)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		adds, depth, err := tappQueue(ctx, direct)
@@ -364,12 +368,15 @@ const resyncProfileSeconds = 20
 
 // scaleUpProfileSeconds is the length of the CPU profile of tapp-apiserver taken from the start of the
 // large TApp's scale-up (about 180 s on a quiet 2-core machine), before --scale: where its CPU goes as the
-// instances grow.
+// instances grow. kube-scheduler's profile at each size is as long in proportion to the size (its share of
+// the scale-up, not the rolling update after it, in which it schedules nothing), from the workload's
+// creation (createSettle before the scale-up).
 const scaleUpProfileSeconds = 150
 
-// profileTApps takes, in the background, a CPU profile of tapp-apiserver of seconds into
-// <out>/profiles/name, during what. The section waits for it before it ends (b.profiling).
-func (b *bench) profileTApps(ctx context.Context, direct *rest.Config, name string, seconds int, what string) {
+// profileServer takes, in the background, a CPU profile of seconds of a server (cfg: its address and the
+// admin's credentials) into <out>/profiles/name, during what. The section waits for it before it ends
+// (b.profiling).
+func (b *bench) profileServer(ctx context.Context, server string, cfg *rest.Config, name string, seconds int, what string) {
 	path, err := b.profilePath(name)
 	if err != nil {
 		b.logf("profile: %v", err)
@@ -378,11 +385,11 @@ func (b *bench) profileTApps(ctx context.Context, direct *rest.Config, name stri
 	b.profiling.Add(1)
 	go func() {
 		defer b.profiling.Done()
-		if err := saveProfile(ctx, direct, seconds, path); err != nil {
-			b.logf("profile of tapp-apiserver during %s: %v", what, err)
+		if err := saveProfile(ctx, cfg, seconds, path); err != nil {
+			b.logf("profile of %s during %s: %v", server, what, err)
 			return
 		}
-		b.logf("CPU profile of tapp-apiserver during %s: %s", what, path)
+		b.logf("CPU profile of %s during %s: %s", server, what, path)
 	}()
 }
 

@@ -490,6 +490,9 @@ func workloadRatios(runs []WorkloadRun) {
 	}
 }
 
+// createSettle is the pause between creating a workload of no replicas and scaling it up.
+const createSettle = 2 * time.Second
+
 const (
 	scaleTimeout   = 6 * time.Minute
 	rolloutTimeout = 8 * time.Minute
@@ -536,7 +539,7 @@ func (b *bench) runWorkload(ctx context.Context, kind, ns string, w workload, n 
 	if err := w.create(ctx); err != nil {
 		return up, nil, down, fmt.Errorf("create: %w", err)
 	}
-	sleepCtx(ctx, 2*time.Second)
+	sleepCtx(ctx, createSettle)
 
 	// 0 → n
 	tracker.mark(imageV1, -1)

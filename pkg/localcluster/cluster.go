@@ -86,6 +86,10 @@ type Cluster struct {
 	ServerURL string
 	// ServerCAFile is the CA bundle of tapp-apiserver's serving certificate.
 	ServerCAFile string
+	// SchedulerURL is kube-scheduler's secure address (loopback). Its serving certificate is signed by the
+	// CA AdminConfig trusts, and it delegates authentication and authorization to kube-apiserver: AdminConfig
+	// with this host reads its /metrics and /debug/pprof.
+	SchedulerURL string
 	// EtcdURL and EtcdPeerURL are the client and peer URLs of kube-apiserver's etcd (mutual TLS,
 	// certificates in EtcdCertDir).
 	EtcdURL, EtcdPeerURL string
@@ -103,15 +107,15 @@ type Cluster struct {
 }
 
 type clusterPKI struct {
-	clientCA, frontProxyCA    *authority
-	apiserverServing          certFiles
-	admin, frontProxyClient   certFiles
-	tappServer                certFiles
-	controllerManager         certFiles
-	scheduler                 certFiles
-	kubeletServing            certFiles
-	kubeletClient             certFiles
-	saPublicKey, saSigningKey string
+	clientCA, frontProxyCA      *authority
+	apiserverServing            certFiles
+	admin, frontProxyClient     certFiles
+	tappServer                  certFiles
+	controllerManager           certFiles
+	scheduler, schedulerServing certFiles
+	kubeletServing              certFiles
+	kubeletClient               certFiles
+	saPublicKey, saSigningKey   string
 }
 
 // Start brings the cluster up and returns once both APIServices are Available (unless WithoutAPIServices) and
@@ -269,7 +273,8 @@ func (c *Cluster) startControllerManager(ctx context.Context) error {
 	return c.waitHTTP(ctx, "kube-controller-manager", "https://127.0.0.1:"+strconv.Itoa(port)+"/healthz", nil)
 }
 
-// startScheduler runs kube-scheduler, which places pods on the kwok nodes.
+// startScheduler runs kube-scheduler, which places pods on the kwok nodes, serving on loopback with a
+// certificate of the cluster's CA (SchedulerURL).
 func (c *Cluster) startScheduler(ctx context.Context) error {
 	kubeconfig := c.path("pki", "kube-scheduler.kubeconfig")
 	if err := c.writeKubeconfig(kubeconfig, "system:kube-scheduler", c.pki.scheduler); err != nil {
@@ -280,12 +285,14 @@ func (c *Cluster) startScheduler(ctx context.Context) error {
 		"--kubeconfig="+kubeconfig,
 		"--authentication-kubeconfig="+kubeconfig, "--authorization-kubeconfig="+kubeconfig,
 		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
+		"--tls-cert-file="+c.pki.schedulerServing.CertFile, "--tls-private-key-file="+c.pki.schedulerServing.KeyFile,
 		"--leader-elect=false",
 	)
 	if err != nil {
 		return err
 	}
-	return c.waitHTTP(ctx, "kube-scheduler", "https://127.0.0.1:"+strconv.Itoa(port)+"/healthz", nil)
+	c.SchedulerURL = "https://127.0.0.1:" + strconv.Itoa(port)
+	return c.waitHTTP(ctx, "kube-scheduler", c.SchedulerURL+"/healthz", nil)
 }
 
 // startNodes runs kwok and creates the fake nodes that do not exist yet, half of them in node pool
@@ -666,6 +673,7 @@ func (c *Cluster) writePKI() error {
 		{&p.tappServer, p.clientCA, "tapp-apiserver-client", pkix.Name{CommonName: "tapp-apiserver"}, nil},
 		{&p.controllerManager, p.clientCA, "kube-controller-manager", pkix.Name{CommonName: "system:kube-controller-manager"}, nil},
 		{&p.scheduler, p.clientCA, "kube-scheduler", pkix.Name{CommonName: "system:kube-scheduler"}, nil},
+		{&p.schedulerServing, p.clientCA, "kube-scheduler-serving", pkix.Name{CommonName: "kube-scheduler"}, []string{"127.0.0.1"}},
 		{&p.kubeletServing, p.clientCA, "kubelet-serving", pkix.Name{CommonName: "kubelet"}, []string{"127.0.0.1"}},
 		{&p.kubeletClient, p.clientCA, kubeletClientName, pkix.Name{CommonName: kubeletClientName}, nil},
 	}
