@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apiserver/pkg/admission"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -84,13 +85,7 @@ func NewOptions() *Options {
 		}
 		initializers := []admission.PluginInitializer{quotaInitializer}
 		if c.ClientConfig != nil {
-			// The dry runs get a client and a rate limit of their own (the shared external clientset has
-			// client-go's default of 5 requests per second for the whole server).
-			config := rest.CopyConfig(c.ClientConfig)
-			config.QPS, config.Burst = o.PodTemplateCheckQPS, o.PodTemplateCheckBurst
-			if config.QPS <= 0 {
-				config.QPS = -1 // no client-side limit: kube-apiserver's priority and fairness applies
-			}
+			config := o.dryRunClientConfig(c.ClientConfig)
 			client, err := kubernetes.NewForConfig(config)
 			if err != nil {
 				return nil, err
@@ -100,6 +95,22 @@ func NewOptions() *Options {
 		return initializers, nil
 	}
 	return o
+}
+
+// dryRunClientConfig is the client configuration of the pod template check's dry runs, from the server's
+// client of the core API: a rate limit of its own (the shared external clientset has client-go's default of 5
+// requests per second for the whole server; --pod-template-check-qps 0 means none, and kube-apiserver's
+// priority and fairness applies), and protobuf both ways, as kube-controller-manager's pod creates are:
+// kube-apiserver decodes a protobuf pod without the JSON decoder's pass for unknown fields.
+func (o *Options) dryRunClientConfig(core *rest.Config) *rest.Config {
+	config := rest.CopyConfig(core)
+	config.ContentType = runtime.ContentTypeProtobuf
+	config.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	config.QPS, config.Burst = o.PodTemplateCheckQPS, o.PodTemplateCheckBurst
+	if config.QPS <= 0 {
+		config.QPS = -1
+	}
+	return config
 }
 
 // AddFlags registers the flags: the store's, k8s.io/apiserver's recommended ones apart from those the store

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/rest"
 )
 
 // Complete fills in defaults and has no error to return: flag errors are Validate's. Both assertions stop
@@ -344,4 +345,32 @@ func TestStartEmbeddedEtcdPointsTheStorageAtIt(t *testing.T) {
 		t.Errorf("with --etcd-servers an embedded etcd was started: %q, %v", external.Store.EmbeddedEtcd.ClientURL, err)
 	}
 	stop()
+}
+
+// TestDryRunClientConfig: the dry runs speak protobuf, read JSON answers too, have the check's own rate limit
+// (none for --pod-template-check-qps 0), and leave the server's client configuration as it was.
+func TestDryRunClientConfig(t *testing.T) {
+	for _, tc := range []struct {
+		qps       float32
+		burst     int
+		wantQPS   float32
+		wantBurst int
+	}{
+		{qps: 0, burst: 0, wantQPS: -1, wantBurst: 0},
+		{qps: 50, burst: 100, wantQPS: 50, wantBurst: 100},
+	} {
+		o := NewOptions()
+		o.PodTemplateCheckQPS, o.PodTemplateCheckBurst = tc.qps, tc.burst
+		core := &rest.Config{Host: "https://127.0.0.1:6443", QPS: 5, Burst: 10}
+		got := o.dryRunClientConfig(core)
+		if got.ContentType != "application/vnd.kubernetes.protobuf" || got.AcceptContentTypes != "application/vnd.kubernetes.protobuf,application/json" {
+			t.Errorf("content types %q, accept %q; want protobuf, accepting JSON too", got.ContentType, got.AcceptContentTypes)
+		}
+		if got.QPS != tc.wantQPS || got.Burst != tc.wantBurst {
+			t.Errorf("qps %v burst %d, want %v and %d", got.QPS, got.Burst, tc.wantQPS, tc.wantBurst)
+		}
+		if got.Host != core.Host || core.ContentType != "" || core.QPS != 5 {
+			t.Errorf("host %q, server's config after %+v: want the same host and the server's config unchanged", got.Host, core)
+		}
+	}
 }
