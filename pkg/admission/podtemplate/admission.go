@@ -173,7 +173,11 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 			}
 			c := &templateCheck{template: paths.template, object: pod, fieldPath: paths.tappField}
 			if remember {
-				if keyPod, _, err := buildPod(keyTApp, namespace, name); err == nil {
+				// The instance's id stands in the key as the TApp's name does: while no admission policy
+				// exists, by its placeholder, so that templates alike but for the instance they stand
+				// for (the tutorial's spec.template and its templatePool entry) are sent once.
+				keyID := p.verdicts.keyName(instanceFor(tapp, name))
+				if keyPod, _, err := buildPodOf(keyTApp, namespace, name, keyID); err == nil {
 					c.key, c.generation = verdictKeyOrEmpty(namespace, keyPod), generation
 				}
 			}

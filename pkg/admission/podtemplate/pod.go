@@ -16,6 +16,11 @@ import (
 // buildPod returns the pod the TApp controller would create from template templateName (tapppod.New, as the
 // controller does), named with generateName "<tapp>-", and where its fields come from.
 func buildPod(tapp *tkestack.TApp, namespace, templateName string) (*corev1.Pod, *podPaths, error) {
+	return buildPodOf(tapp, namespace, templateName, instanceFor(tapp, templateName))
+}
+
+// buildPodOf is buildPod for the instance id.
+func buildPodOf(tapp *tkestack.TApp, namespace, templateName, id string) (*corev1.Pod, *podPaths, error) {
 	t := &tapp.Spec.Template
 	paths := &podPaths{template: field.NewPath("spec", "template"), claimVolumes: map[int]int{}}
 	if templateName != tkestack.DefaultTemplateName {
@@ -26,7 +31,6 @@ func buildPod(tapp *tkestack.TApp, namespace, templateName string) (*corev1.Pod,
 		t = &pooled
 		paths.template = field.NewPath("spec", "templatePool").Key(templateName)
 	}
-	id := instanceFor(tapp, templateName)
 	// Without a uid (only possible outside a real request) the pod has no owner reference, which would be
 	// invalid.
 	owner := tapppod.Owner{

@@ -359,9 +359,10 @@ func (v *verdictCache) len() int {
 	return v.order.Len()
 }
 
-// keyName is what stands for an object's name in the cache keys of its templates: while no admission policy
-// exists, the name's placeholder (built-in admission judges names by their shape only); else the name itself,
-// which a policy may read.
+// keyName is what stands for an object's name, or the id of the TApp instance a template is checked for (it
+// is in the dry-run pod's hostname, labels and claim names), in the cache keys of its templates: while no
+// admission policy exists, its placeholder (built-in admission judges names by their shape only: characters
+// and length); else the name itself, which a policy may read.
 func (v *verdictCache) keyName(name string) string {
 	vaps, err := v.validatingPolicies.List(labels.Everything())
 	if err != nil || len(vaps) > 0 {

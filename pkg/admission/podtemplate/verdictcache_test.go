@@ -2,6 +2,7 @@ package podtemplate
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -19,6 +20,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	tkestack "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 )
 
 // rememberingPlugin is a plugin whose verdict cache watches a fake cluster (watched), with a fake clock.
@@ -428,5 +431,45 @@ func TestConcurrentWritesOfTheSameTemplatesShareOneDryRun(t *testing.T) {
 	}
 	if n := len(rp.rec.created()); n != 2 {
 		t.Errorf("%d dry runs for three writes of the same two templates, want 2", n)
+	}
+}
+
+// Templates alike but for the instance they are checked for are sent once while no admission policy exists
+// (an id's digits are judged by no built-in admission), and each on its own while one does (a policy may read
+// the instance's labels); ids of different lengths make pods of different shapes, sent each.
+func TestTemplatesAlikeButForTheirInstanceAreSentOnce(t *testing.T) {
+	alike := func(ids ...string) *tkestack.TApp {
+		tapp := newTApp()
+		tapp.Spec.TemplatePool = map[string]corev1.PodTemplateSpec{}
+		tapp.Spec.Templates = map[string]string{}
+		for i, id := range ids {
+			name := fmt.Sprintf("copy-%d", i)
+			tapp.Spec.TemplatePool[name] = *tapp.Spec.Template.DeepCopy()
+			tapp.Spec.Templates[id] = name
+		}
+		return tapp
+	}
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
+	for _, tc := range []struct {
+		name    string
+		tapp    *tkestack.TApp
+		objects []runtime.Object
+		want    int
+	}{
+		// spec.template stands for instance 0, the copies for 1 and 2.
+		{name: "same length", tapp: alike("1", "2"), want: 1},
+		{name: "same length, a policy exists", tapp: alike("1", "2"), objects: []runtime.Object{policy}, want: 3},
+		{name: "two lengths", tapp: alike("1", "12"), want: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rp := newRememberingPlugin(t, true, nil, tc.objects...)
+			err, _ := validate(rp.Plugin, admission.Create, tc.tapp, nil, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(rp.rec.created()); n != tc.want {
+				t.Errorf("%d dry runs, want %d", n, tc.want)
+			}
+		})
 	}
 }
