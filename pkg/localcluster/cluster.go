@@ -764,6 +764,10 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context, etcdURL string) error 
 		"--etcd-certfile="+filepath.Join(c.EtcdCertDir(), etcdpki.ClientCertFile),
 		"--etcd-keyfile="+filepath.Join(c.EtcdCertDir(), etcdpki.ClientKeyFile),
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
+		// The default Service's endpoints would be the advertised address, and Endpoints refuse loopback
+		// addresses: left to itself, kube-apiserver logs that refusal every ten seconds. Nothing here runs in a
+		// pod that would reach kube-apiserver through that Service.
+		"--endpoint-reconciler-type=none",
 		"--tls-cert-file="+p.apiserverServing.CertFile, "--tls-private-key-file="+p.apiserverServing.KeyFile,
 		"--client-ca-file="+p.clientCA.CertFile,
 		"--authorization-mode=Node,RBAC",
