@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
 
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	tappclientv1 "github.com/tapp-io/tapp-apiserver/pkg/generated/clientset/versioned/typed/tkestack/v1"
@@ -48,6 +49,31 @@ const sentAnnotation = "bench.tkestack.io/sent"
 type apiPath struct {
 	name   string
 	client tappclientv1.TKEStackAppsV1Interface
+	// watchers is the server whose watch cache serves the path's watches.
+	watchers watcherSource
+}
+
+// tappGroup is the API group this server serves TApps in.
+const tappGroup = tkestackv1.GroupName
+
+// watcherSource names the server and API group of a path's watch cache, whose
+// apiserver_terminated_watchers_total counts the watches it closed as unresponsive.
+type watcherSource struct {
+	server *rest.Config
+	group  string
+}
+
+// terminated reads the server's count of TApp watches it closed as unresponsive (every watcher of the
+// resource, not only the benchmark's); ok is false when it cannot be read.
+func (w watcherSource) terminated(ctx context.Context) (float64, bool) {
+	if w.server == nil {
+		return 0, false
+	}
+	sums, _, err := scrapeSums(ctx, w.server, map[string]string{"group": w.group, "resource": "tapps"}, "apiserver_terminated_watchers_total")
+	if err != nil {
+		return 0, false
+	}
+	return sums[0], true
 }
 
 // runOps runs op(i) for i in [0, n) on conc goroutines and returns the latency of every successful op.
@@ -247,6 +273,7 @@ func (b *bench) runAPIPath(ctx context.Context, paths []apiPath, schema *crdSche
 					break
 				}
 				objs := created[p.name][conc]
+				terminatedBefore, terminatedRead := p.watchers.terminated(ctx)
 				w, err := startWatchTimer(ctx, p.client)
 				if err != nil {
 					return res, fmt.Errorf("watch on the %s path: %w", p.name, err)
@@ -267,8 +294,12 @@ func (b *bench) runAPIPath(ctx context.Context, paths []apiPath, schema *crdSche
 					return err
 				})
 				b.addCell(res, newCell(p.name, shape, "update", conc, ops, lat, errs, firstErr, elapsed))
-				events, missed := w.wait(ops-errs, 15*time.Second)
+				events, missed, reopened := w.wait(ops-errs, 15*time.Second)
 				watchCell := newCell(p.name, shape, "watch", conc, ops, events, missed, nil, elapsed)
+				watchCell.WatchReopened = reopened
+				if after, ok := p.watchers.terminated(ctx); ok && terminatedRead {
+					watchCell.TerminatedWatchers = int(after - terminatedBefore)
+				}
 				if missed > 0 {
 					watchCell.FirstError = fmt.Sprintf("%d update events did not arrive within 15s", missed)
 				}
@@ -386,10 +417,19 @@ type watchTimer struct {
 	mu      sync.Mutex
 	samples []time.Duration
 	seen    map[string]bool
-	w       watch.Interface
-	done    chan struct{}
+	// reopened counts the watches the server ended before the benchmark stopped them.
+	reopened int
+	stopped  bool
+	w        watch.Interface
+	done     chan struct{}
 }
 
+// maxWatchReopens bounds how often a watch cell re-opens a watch the server ended.
+const maxWatchReopens = 20
+
+// startWatchTimer opens a watch of every TApp at the current resource version and times the update events it
+// receives. A watch the server ends (a watch cache closes a watcher that does not keep up) is re-opened at the
+// last resource version seen, at most maxWatchReopens times, so that its events arrive late rather than never.
 func startWatchTimer(ctx context.Context, client tappclientv1.TKEStackAppsV1Interface) (*watchTimer, error) {
 	list, err := client.TApps("").List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
@@ -402,31 +442,64 @@ func startWatchTimer(ctx context.Context, client tappclientv1.TKEStackAppsV1Inte
 	t := &watchTimer{w: w, seen: map[string]bool{}, done: make(chan struct{})}
 	go func() {
 		defer close(t.done)
-		for ev := range w.ResultChan() {
-			now := time.Now()
-			obj, ok := ev.Object.(*tkestackv1.TApp)
-			if !ok || ev.Type != watch.Modified {
-				continue
-			}
-			sent := obj.Annotations[sentAnnotation]
-			nanos, err := strconv.ParseInt(sent, 10, 64)
-			if err != nil || nanos == 0 {
-				continue
-			}
-			key := obj.Namespace + "/" + obj.Name + "/" + sent
+		rv := list.ResourceVersion
+		for {
+			rv = t.receive(w, rv)
 			t.mu.Lock()
-			if !t.seen[key] {
-				t.seen[key] = true
-				t.samples = append(t.samples, now.Sub(time.Unix(0, nanos)))
+			stop := t.stopped || t.reopened >= maxWatchReopens
+			if !stop {
+				t.reopened++
 			}
 			t.mu.Unlock()
+			if stop || ctx.Err() != nil {
+				return
+			}
+			if w, err = client.TApps("").Watch(ctx, metav1.ListOptions{ResourceVersion: rv}); err != nil {
+				return
+			}
+			t.mu.Lock()
+			t.w = w
+			stopped := t.stopped
+			t.mu.Unlock()
+			if stopped {
+				w.Stop()
+			}
 		}
 	}()
 	return t, nil
 }
 
-// wait returns the event latencies once want events arrived or after timeout, and how many are missing.
-func (t *watchTimer) wait(want int, timeout time.Duration) ([]time.Duration, int) {
+// receive records the update events of w until it ends, and returns the last resource version seen.
+func (t *watchTimer) receive(w watch.Interface, rv string) string {
+	for ev := range w.ResultChan() {
+		now := time.Now()
+		obj, ok := ev.Object.(*tkestackv1.TApp)
+		if !ok {
+			continue
+		}
+		rv = obj.ResourceVersion
+		if ev.Type != watch.Modified {
+			continue
+		}
+		sent := obj.Annotations[sentAnnotation]
+		nanos, err := strconv.ParseInt(sent, 10, 64)
+		if err != nil || nanos == 0 {
+			continue
+		}
+		key := obj.Namespace + "/" + obj.Name + "/" + sent
+		t.mu.Lock()
+		if !t.seen[key] {
+			t.seen[key] = true
+			t.samples = append(t.samples, now.Sub(time.Unix(0, nanos)))
+		}
+		t.mu.Unlock()
+	}
+	return rv
+}
+
+// wait returns the event latencies once want events arrived or after timeout, how many are missing, and how
+// often the watch was re-opened after the server ended it.
+func (t *watchTimer) wait(want int, timeout time.Duration) ([]time.Duration, int, int) {
 	deadline := time.Now().Add(timeout)
 	for {
 		t.mu.Lock()
@@ -437,7 +510,11 @@ func (t *watchTimer) wait(want int, timeout time.Duration) ([]time.Duration, int
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.w.Stop()
+	t.mu.Lock()
+	t.stopped = true
+	w := t.w
+	t.mu.Unlock()
+	w.Stop()
 	<-t.done
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -445,7 +522,7 @@ func (t *watchTimer) wait(want int, timeout time.Duration) ([]time.Duration, int
 	if missing < 0 {
 		missing = 0
 	}
-	return t.samples, missing
+	return t.samples, missing, t.reopened
 }
 
 // deleteAllTApps removes every TApp of a namespace and waits until none is left.

@@ -434,10 +434,12 @@ func (b *bench) setupPaths(ctx context.Context, withProtobuf bool) ([]apiPath, *
 		return nil, nil, nil, err
 	}
 	logf("CRD tapps.%s installed (%d fields preserved whole: %s)", crdGroup, len(schema.Preserved), strings.Join(schema.Preserved, ", "))
+	crdWatchers := watcherSource{server: b.clientConfig, group: crdGroup}
+	tappWatchers := watcherSource{server: direct, group: tappGroup}
 	paths := []apiPath{
-		{name: pathCRD, client: crdClient},
-		{name: pathAggregated, client: aggregatedClient.TKEStackAppsV1()},
-		{name: pathDirect, client: directClient.TKEStackAppsV1()},
+		{name: pathCRD, client: crdClient, watchers: crdWatchers},
+		{name: pathAggregated, client: aggregatedClient.TKEStackAppsV1(), watchers: tappWatchers},
+		{name: pathDirect, client: directClient.TKEStackAppsV1(), watchers: tappWatchers},
 	}
 	if withProtobuf {
 		for _, p := range []struct {
@@ -448,7 +450,7 @@ func (b *bench) setupPaths(ctx context.Context, withProtobuf bool) ([]apiPath, *
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			paths = append(paths, apiPath{name: p.name, client: client.TKEStackAppsV1()})
+			paths = append(paths, apiPath{name: p.name, client: client.TKEStackAppsV1(), watchers: tappWatchers})
 		}
 	}
 	return paths, schema, direct, nil

@@ -659,6 +659,17 @@ func renderAPITables(b *strings.Builder, a *APIPathResult) {
 	if len(errs) > 0 {
 		p("Errors: %s\n\n", strings.Join(errs, "; "))
 	}
+	var closed []string
+	for _, c := range a.Cells {
+		if c.Verb == "watch" && (c.TerminatedWatchers > 0 || c.WatchReopened > 0) {
+			closed = append(closed, fmt.Sprintf("%s %s c=%d: %d closed, the benchmark's watch re-opened %d times",
+				c.Path, c.Shape, c.Concurrency, c.TerminatedWatchers, c.WatchReopened))
+		}
+	}
+	if len(closed) > 0 {
+		p("Watches closed by the server as unresponsive during watch cells (`apiserver_terminated_watchers_total` of the "+
+			"server whose watch cache serves the path, every client's watches): %s\n\n", strings.Join(closed, "; "))
+	}
 }
 
 // jsonRatioText is a protobuf cell's ratio to the JSON cell of its path (throughput; for watch, p50 latency).

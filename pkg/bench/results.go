@@ -122,6 +122,13 @@ type APICell struct {
 	// LatencyMs is the client-observed latency of each operation; for watch, the time from just before
 	// the update was sent to the event's arrival.
 	LatencyMs Latency `json:"latencyMs"`
+	// WatchReopened (watch cells) is how often the server ended the benchmark's watch during the cell; it was
+	// re-opened at the last resource version seen each time, so its events arrived late, not never.
+	WatchReopened int `json:"watchReopened,omitempty"`
+	// TerminatedWatchers (watch cells) is the growth of apiserver_terminated_watchers_total for TApps on the
+	// server whose watch cache serves the path, during the update cell and the wait for its events: watches of
+	// every client (kube-controller-manager's too) closed because they did not keep up with the events.
+	TerminatedWatchers int `json:"terminatedWatchers,omitempty"`
 	// ObjectsPerList is the number of objects each list returned.
 	ObjectsPerList int `json:"objectsPerList,omitempty"`
 	// Ratios to the CRD cell of the same shape, verb and concurrency (throughput: higher is better;
