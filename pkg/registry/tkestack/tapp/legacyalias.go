@@ -73,8 +73,7 @@ func (a legacyAlias) Wrap(env requestpath.Env, next http.Handler) http.Handler {
 			return
 		}
 		body, ok := requestpath.ReadBody(r, env.MaxBody)
-		// A key can only be the alias if the body spells it out or escapes some of its characters.
-		if !ok || (!bytes.Contains(body, []byte(legacyKey)) && !bytes.ContainsRune(body, '\\')) {
+		if !ok || !mayNameAlias(body) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -101,6 +100,29 @@ func (a legacyAlias) Wrap(env requestpath.Env, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r2)
 	})
+}
+
+// mayNameAlias reports whether body can hold the alias as a key: it spells the key out, or it has an escape
+// that can stand for a letter of it (JSON's and YAML's \u, YAML's \x and \U) or join two lines of a
+// double-quoted YAML key (a backslash before a line break). Other escapes, such as the \" of the list keys in
+// every managedFields entry, cannot make the key.
+func mayNameAlias(body []byte) bool {
+	if bytes.Contains(body, []byte(legacyKey)) {
+		return true
+	}
+	for rest := body; ; {
+		i := bytes.IndexByte(rest, '\\')
+		if i < 0 || i == len(rest)-1 {
+			return false
+		}
+		switch rest[i+1] {
+		case 'u', 'U', 'x', '\n', '\r':
+			return true
+		case '\\':
+			i++ // an escaped backslash escapes nothing after it
+		}
+		rest = rest[i+1:]
+	}
 }
 
 // storedDefaultTemplateName reads the stored TApp's spec.defaultTemplateName.

@@ -151,3 +151,29 @@ func TestFoldLegacyAliasJSONPatch(t *testing.T) {
 		})
 	}
 }
+
+func TestMayNameAlias(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		body string
+		want bool
+	}{
+		{"spelt out", `{"spec":{"DefaultTemplateName":"a"}}`, true},
+		{"JSON \\u escape", `{"spec":{"\u0044efaultTemplateName":"a"}}`, true},
+		{"YAML \\x escape", "spec:\n  \"\\x44efaultTemplateName\": a\n", true},
+		{"YAML \\U escape", "spec:\n  \"\\U00000044efaultTemplateName\": a\n", true},
+		{"YAML escaped line break", "spec:\n  \"Default\\\n  TemplateName\": a\n", true},
+		{"YAML escaped CRLF line break", "spec:\r\n  \"Default\\\r\n  TemplateName\": a\r\n", true},
+		{"escape after an escaped backslash", `{"a":"\\\u0044"}`, true},
+		{"canonical key only", `{"spec":{"defaultTemplateName":"a"}}`, false},
+		{"managedFields list keys", `{"metadata":{"managedFields":[{"fieldsV1":{"f:spec":{"f:containers":{"k:{\"name\":\"nginx\"}":{}}}}}]}}`, false},
+		{"escaped backslash before u", `{"a":"\\u0044"}`, false},
+		{"other escapes", `{"a":"\t\n\"\/\b"}`, false},
+		{"trailing backslash", `\`, false},
+		{"protobuf-like bytes", "k8s\x00\n\x0f\n\x13apps.tkestack.io/v1", false},
+	} {
+		if got := mayNameAlias([]byte(c.body)); got != c.want {
+			t.Errorf("%s: mayNameAlias(%q) = %v, want %v", c.name, c.body, got, c.want)
+		}
+	}
+}

@@ -96,3 +96,29 @@ func BenchmarkInstanceKeys(b *testing.B) {
 		benchServe(b, handler, info, "application/json", tapp(`{"statuses":`+bigMap(5000, noIDs, `"Killed"`)+`}`), http.StatusUnprocessableEntity)
 	})
 }
+
+// BenchmarkLegacyAlias measures the alias step on a full update of a TApp as a client sends back what it read:
+// its managedFields name list items by key ("k:{\"name\":\"nginx\"}"), escapes that cannot spell the alias,
+// so the body is forwarded unread; then the same body with the alias, which is folded; and the generic handler
+// alone for the cost of the request itself.
+func BenchmarkLegacyAlias(b *testing.B) {
+	handler := legacyAlias{store: storedTApp{validTApp()}}.Wrap(testEnv(), drain)
+	info := &request.RequestInfo{IsResourceRequest: true, Verb: "update", APIGroup: tkestack.GroupName, APIVersion: "v1",
+		Resource: "tapps", Namespace: "default", Name: "web"}
+	body := func(alias string) []byte {
+		return []byte(`{"apiVersion":"apps.tkestack.io/v1","kind":"TApp","metadata":{"name":"web","namespace":"default",` +
+			`"annotations":{"sent":"1764290000000000000"},"managedFields":[{"manager":"bench","operation":"Update",` +
+			`"apiVersion":"apps.tkestack.io/v1","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:template":{"f:spec":` +
+			`{"f:containers":{"k:{\"name\":\"nginx\"}":{".":{},"f:image":{},"f:name":{}}}}}}}}]},"spec":{"replicas":3,` +
+			alias + `"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"nginx","image":"nginx:1.7.9"}]}}}}`)
+	}
+	b.Run("managedFields, no alias", func(b *testing.B) {
+		benchServe(b, handler, info, "application/json", body(""), http.StatusOK)
+	})
+	b.Run("alias", func(b *testing.B) {
+		benchServe(b, handler, info, "application/json", body(`"DefaultTemplateName":"default",`), http.StatusOK)
+	})
+	b.Run("generic handler alone", func(b *testing.B) {
+		benchServe(b, drain, info, "application/json", body(""), http.StatusOK)
+	})
+}
