@@ -198,7 +198,7 @@ func (b *bench) growthTApps(ctx context.Context, res *GrowthResult, small, large
 		}
 		b.settle(ctx, direct)
 		after, afterHeap := b.sample(ctx, b.cluster.PID("tapp-apiserver"), direct)
-		p.RSSGrowthBytes, p.HeapGrowthBytes = after.RSS-before.RSS, afterHeap-beforeHeap
+		p.RSSGrowthBytes, p.HeapGrowthBytes = after.RSS-before.RSS, afterHeap.Inuse-beforeHeap.Inuse
 		b.saveGrowthHeapProfile(ctx, direct, n)
 		b.logf("growth: %d TApps: first synced %.2fs after the creates, tapp-apiserver +%s (Go heap +%s), list %.3fs, %d watchers all see an update in %.3fs, restart to controller resynced %.2fs (the restart %.2fs)",
 			n, p.FirstSyncSeconds, mib(p.RSSGrowthBytes), mib(p.HeapGrowthBytes), p.ListSeconds, p.Watchers, p.WatchFanOutSeconds, p.ResyncSeconds, p.RestartSeconds)

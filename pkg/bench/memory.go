@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -70,10 +71,10 @@ func (b *bench) runMemory(ctx context.Context, direct, crd apiPath, directConfig
 	res.TAppAPIServer = processMemory(pids["tapp-apiserver"], tappBefore, tappAfter, tappHeapBefore, tappHeapAfter)
 	// kube-apiserver and etcd are compared from just before the CRD objects were created.
 	res.KubeAPIServer = processMemory(pids["kube-apiserver"], kubeMid, kubeAfter, kubeHeapMid, kubeHeapAfter)
-	res.Etcd = processMemory(pids["etcd"], etcdMid, etcdAfter, 0, 0)
+	res.Etcd = processMemory(pids["etcd"], etcdMid, etcdAfter, heapReading{}, heapReading{})
 	b.logf("memory: tapp-apiserver %s → %s (heap %s → %s); kube-apiserver %s → %s (+%s, heap +%s); etcd +%s",
-		mib(tappBefore.RSS), mib(tappAfter.RSS), mib(tappHeapBefore), mib(tappHeapAfter),
-		mib(kubeMid.RSS), mib(kubeAfter.RSS), mib(kubeAfter.RSS-kubeMid.RSS), mib(kubeHeapAfter-kubeHeapMid), mib(etcdAfter.RSS-etcdMid.RSS))
+		mib(tappBefore.RSS), mib(tappAfter.RSS), mib(tappHeapBefore.Inuse), mib(tappHeapAfter.Inuse),
+		mib(kubeMid.RSS), mib(kubeAfter.RSS), mib(kubeAfter.RSS-kubeMid.RSS), mib(kubeHeapAfter.Inuse-kubeHeapMid.Inuse), mib(etcdAfter.RSS-etcdMid.RSS))
 
 	for _, c := range []struct {
 		ns     string
@@ -86,14 +87,15 @@ func (b *bench) runMemory(ctx context.Context, direct, crd apiPath, directConfig
 	return res, nil
 }
 
-func processMemory(pid int, before, after procMemory, heapBefore, heapAfter int64) ProcessMemory {
+func processMemory(pid int, before, after procMemory, heapBefore, heapAfter heapReading) ProcessMemory {
 	return ProcessMemory{
 		PID:            pid,
 		BeforeRSSBytes: before.RSS, AfterRSSBytes: after.RSS, GrowthRSSBytes: after.RSS - before.RSS,
 		BeforeAnonBytes: before.Anon, AfterAnonBytes: after.Anon,
 		BeforeFileBytes: before.File, AfterFileBytes: after.File,
-		BeforeHeapInuse: heapBefore, AfterHeapInuse: heapAfter, GrowthHeapInuse: heapAfter - heapBefore,
-		HeapMeasurementOK: heapBefore > 0 && heapAfter > 0,
+		BeforeHeapInuse: heapBefore.Inuse, AfterHeapInuse: heapAfter.Inuse, GrowthHeapInuse: heapAfter.Inuse - heapBefore.Inuse,
+		BeforeHeapLive: heapBefore.Live, AfterHeapLive: heapAfter.Live,
+		HeapMeasurementOK: heapBefore.Inuse > 0 && heapAfter.Inuse > 0,
 	}
 }
 
@@ -102,7 +104,7 @@ func processMemory(pid int, before, after procMemory, heapBefore, heapAfter int6
 func (b *bench) settle(ctx context.Context, configs ...*rest.Config) {
 	sleepCtx(ctx, 10*time.Second)
 	for _, cfg := range configs {
-		if _, err := heapInuseAfterGC(ctx, cfg); err != nil {
+		if _, err := heapAfterGC(ctx, cfg); err != nil {
 			b.logf("forcing a garbage collection in %s: %v", cfg.Host, err)
 		}
 	}
@@ -119,14 +121,19 @@ func (b *bench) saveMemoryHeapProfile(ctx context.Context, cfg *rest.Config, ser
 	if err == nil {
 		err = saveHeapProfile(ctx, cfg, path)
 	}
+	if err == nil {
+		// The text form ends with the runtime's memory statistics: live heap (HeapAlloc) against the spans
+		// holding it (HeapInuse), idle and released memory, stacks.
+		err = savePprof(ctx, cfg, "/debug/pprof/heap?debug=1", 60*time.Second, strings.TrimSuffix(path, ".pprof")+".txt")
+	}
 	if err != nil {
 		b.logf("memory: heap profile of %s: %v", server, err)
 	}
 }
 
-// sample reads the median resident set of three readings a second apart, and the Go heap in use after a
-// forced collection when cfg reaches the process's server.
-func (b *bench) sample(ctx context.Context, pid int, cfg *rest.Config) (procMemory, int64) {
+// sample reads the median resident set of three readings a second apart, and the Go heap after a forced
+// collection when cfg reaches the process's server.
+func (b *bench) sample(ctx context.Context, pid int, cfg *rest.Config) (procMemory, heapReading) {
 	var readings []procMemory
 	for i := 0; i < 3; i++ {
 		if i > 0 {
@@ -151,9 +158,9 @@ func (b *bench) sample(ctx context.Context, pid int, cfg *rest.Config) (procMemo
 		}
 		m = readings[len(readings)/2]
 	}
-	var heap int64
+	var heap heapReading
 	if cfg != nil {
-		h, err := heapInuseAfterGC(ctx, cfg)
+		h, err := heapAfterGC(ctx, cfg)
 		if err != nil {
 			b.logf("heap of %s: %v", cfg.Host, err)
 		}

@@ -96,12 +96,21 @@ func (m *cpuMeter) used(name string) float64 {
 	return round(procCPUSeconds(m.pids[name])-m.start[name], 2)
 }
 
-// heapInuseAfterGC forces a garbage collection in a Go server (its /debug/pprof/heap?gc=1) and returns
-// go_memstats_heap_inuse_bytes from its /metrics.
-func heapInuseAfterGC(ctx context.Context, cfg *rest.Config) (int64, error) {
+// heapReading is a Go server's heap right after a forced garbage collection.
+type heapReading struct {
+	// Inuse is the bytes of the spans that hold objects (go_memstats_heap_inuse_bytes).
+	Inuse int64
+	// Live is the bytes of the objects themselves (go_memstats_heap_alloc_bytes): after a collection, what
+	// is reachable. Inuse - Live is free room inside those spans.
+	Live int64
+}
+
+// heapAfterGC forces a garbage collection in a Go server (its /debug/pprof/heap?gc=1) and reads its heap
+// from /metrics.
+func heapAfterGC(ctx context.Context, cfg *rest.Config) (heapReading, error) {
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return 0, err
+		return heapReading{}, err
 	}
 	get := func(path string) (string, error) {
 		ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -113,19 +122,29 @@ func heapInuseAfterGC(ctx context.Context, cfg *rest.Config) (int64, error) {
 		return string(body), nil
 	}
 	if _, err := get("/debug/pprof/heap?gc=1"); err != nil {
-		return 0, err
+		return heapReading{}, err
 	}
 	metrics, err := get("/metrics")
 	if err != nil {
-		return 0, err
+		return heapReading{}, err
 	}
+	var h heapReading
+	found := map[string]bool{}
 	for _, line := range strings.Split(metrics, "\n") {
-		if strings.HasPrefix(line, "go_memstats_heap_inuse_bytes ") {
-			v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimPrefix(line, "go_memstats_heap_inuse_bytes ")), 64)
-			return int64(v), err
+		for name, into := range map[string]*int64{"go_memstats_heap_inuse_bytes": &h.Inuse, "go_memstats_heap_alloc_bytes": &h.Live} {
+			if value, ok := strings.CutPrefix(line, name+" "); ok {
+				v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+				if err != nil {
+					return heapReading{}, fmt.Errorf("%s: %w", name, err)
+				}
+				*into, found[name] = int64(v), true
+			}
 		}
 	}
-	return 0, fmt.Errorf("no go_memstats_heap_inuse_bytes in /metrics")
+	if !found["go_memstats_heap_inuse_bytes"] || !found["go_memstats_heap_alloc_bytes"] {
+		return heapReading{}, fmt.Errorf("no go_memstats_heap_inuse_bytes or go_memstats_heap_alloc_bytes in /metrics")
+	}
+	return h, nil
 }
 
 // machineInfo describes this machine.

@@ -274,16 +274,20 @@ func renderMarkdown(res *Results) string {
 	}
 	if mem := res.Memory; mem != nil {
 		p("### 2. Memory (%d %s objects)\n\n", mem.Objects, mem.Shape)
-		p("| process | before | after | growth | RssAnon after | RssFile after | Go heap in use growth (after GC) |\n|---|---|---|---|---|---|---|\n")
+		p("| process | before | after | growth | RssAnon after | RssFile after | Go heap in use growth (after GC) | Go heap after: live objects / spans holding them |\n|---|---|---|---|---|---|---|---|\n")
 		for _, r := range []struct {
 			name string
 			pm   ProcessMemory
 		}{{"tapp-apiserver (holding the TApps, embedded etcd included)", mem.TAppAPIServer}, {"kube-apiserver (holding the CRD objects)", mem.KubeAPIServer}, {"etcd of kube-apiserver (holding the CRD objects)", mem.Etcd}} {
-			heap := "n/a"
+			heap, spans := "n/a", "n/a"
 			if r.pm.HeapMeasurementOK {
 				heap = mib(r.pm.GrowthHeapInuse)
+				if r.pm.AfterHeapLive > 0 {
+					spans = fmt.Sprintf("%s / %s (%.0f%% free room)", mib(r.pm.AfterHeapLive), mib(r.pm.AfterHeapInuse),
+						100*float64(r.pm.AfterHeapInuse-r.pm.AfterHeapLive)/float64(r.pm.AfterHeapInuse))
+				}
 			}
-			p("| %s | %s | %s | %s | %s | %s | %s |\n", r.name, mib(r.pm.BeforeRSSBytes), mib(r.pm.AfterRSSBytes), mib(r.pm.GrowthRSSBytes), mib(r.pm.AfterAnonBytes), mib(r.pm.AfterFileBytes), heap)
+			p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.name, mib(r.pm.BeforeRSSBytes), mib(r.pm.AfterRSSBytes), mib(r.pm.GrowthRSSBytes), mib(r.pm.AfterAnonBytes), mib(r.pm.AfterFileBytes), heap, spans)
 		}
 		p("\nkube-apiserver grew by %s while the TApps were created directly on tapp-apiserver. Create time: TApps %.1f s, CRD objects %.1f s (concurrency 16).\n\n",
 			mib(mem.KubeAPIServerDuringTAppsBytes), mem.TAppCreateSeconds, mem.CRDCreateSeconds)

@@ -161,17 +161,21 @@ type MemoryResult struct {
 // ProcessMemory is one process before and after, from /proc/<pid>/status and the Go heap of /metrics
 // after a forced garbage collection.
 type ProcessMemory struct {
-	PID               int   `json:"pid"`
-	BeforeRSSBytes    int64 `json:"beforeRSSBytes"`
-	AfterRSSBytes     int64 `json:"afterRSSBytes"`
-	GrowthRSSBytes    int64 `json:"growthRSSBytes"`
-	BeforeAnonBytes   int64 `json:"beforeRssAnonBytes"`
-	AfterAnonBytes    int64 `json:"afterRssAnonBytes"`
-	BeforeFileBytes   int64 `json:"beforeRssFileBytes"`
-	AfterFileBytes    int64 `json:"afterRssFileBytes"`
-	BeforeHeapInuse   int64 `json:"beforeHeapInuseBytes,omitempty"`
-	AfterHeapInuse    int64 `json:"afterHeapInuseBytes,omitempty"`
-	GrowthHeapInuse   int64 `json:"growthHeapInuseBytes,omitempty"`
+	PID             int   `json:"pid"`
+	BeforeRSSBytes  int64 `json:"beforeRSSBytes"`
+	AfterRSSBytes   int64 `json:"afterRSSBytes"`
+	GrowthRSSBytes  int64 `json:"growthRSSBytes"`
+	BeforeAnonBytes int64 `json:"beforeRssAnonBytes"`
+	AfterAnonBytes  int64 `json:"afterRssAnonBytes"`
+	BeforeFileBytes int64 `json:"beforeRssFileBytes"`
+	AfterFileBytes  int64 `json:"afterRssFileBytes"`
+	BeforeHeapInuse int64 `json:"beforeHeapInuseBytes,omitempty"`
+	AfterHeapInuse  int64 `json:"afterHeapInuseBytes,omitempty"`
+	GrowthHeapInuse int64 `json:"growthHeapInuseBytes,omitempty"`
+	// BeforeHeapLive and AfterHeapLive are the live objects' bytes (go_memstats_heap_alloc_bytes after the
+	// collection); the heap in use less them is free room inside the spans that hold objects.
+	BeforeHeapLive    int64 `json:"beforeHeapLiveBytes,omitempty"`
+	AfterHeapLive     int64 `json:"afterHeapLiveBytes,omitempty"`
 	HeapMeasurementOK bool  `json:"heapMeasured"`
 }
 

@@ -52,6 +52,9 @@ func (o Options) ClientTLS() (certFile, keyFile, caFile string) {
 		filepath.Join(o.CertDir, etcdpki.CAFile)
 }
 
+// singleMemberCatchUpEntries is how many applied raft entries the embedded etcd keeps in memory.
+const singleMemberCatchUpEntries = 100
+
 // Etcd is a running embedded etcd.
 type Etcd struct {
 	etcd *embed.Etcd
@@ -132,6 +135,11 @@ func startOn(opts Options, clientURL *url.URL) (*Etcd, error) {
 	cfg.ListenPeerUrls = nil
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	cfg.UnsafeNoFsync = opts.UnsafeNoFsync
+	// etcd keeps the newest applied raft entries in memory (5000 by default) for a slow follower to catch up
+	// from. A single member has no follower, and each entry holds a whole written object: with 10,000 TApps
+	// written in a burst that was about 8 MB of the heap. Keep as many as one in-memory raft snapshot
+	// interval (100 entries).
+	cfg.SnapshotCatchUpEntries = singleMemberCatchUpEntries
 	cfg.LogLevel = opts.LogLevel
 	if cfg.LogLevel == "" {
 		cfg.LogLevel = "error"

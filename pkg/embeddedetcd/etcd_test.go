@@ -17,7 +17,8 @@ import (
 
 // TestOnlyTheClientCertificateIsServed starts the embedded etcd and checks that a client with the client
 // certificate it wrote can write, and that every other client is refused: one without a certificate, one with
-// a certificate of another CA, and one speaking plain HTTP. It also checks that no peer port is open.
+// a certificate of another CA, and one speaking plain HTTP. It also checks that no peer port is open, and that
+// it keeps few raft entries in memory, as a member without followers can.
 func TestOnlyTheClientCertificateIsServed(t *testing.T) {
 	certDir := filepath.Join(t.TempDir(), "etcd")
 	e, err := Start(Options{DataDir: t.TempDir(), CertDir: certDir, UnsafeNoFsync: true})
@@ -31,6 +32,9 @@ func TestOnlyTheClientCertificateIsServed(t *testing.T) {
 	}
 	if n := len(e.etcd.Peers); n != 0 {
 		t.Errorf("the single member opened %d peer listeners, want none", n)
+	}
+	if got := e.etcd.Server.Cfg.SnapshotCatchUpEntries; got != singleMemberCatchUpEntries {
+		t.Errorf("the single member keeps %d raft entries in memory for followers, want %d", got, singleMemberCatchUpEntries)
 	}
 	for _, name := range []string{etcdpki.ClientKeyFile, etcdpki.ServerKeyFile, etcdpki.PeerKeyFile} {
 		info, err := os.Stat(filepath.Join(certDir, name))
