@@ -40,33 +40,10 @@ func CanonicalJSON(obj interface{}) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var generic interface{}
-	if err := dec.Decode(&generic); err != nil {
+	var out bytes.Buffer
+	out.Grow(len(raw))
+	if err := canonicalize(&out, raw); err != nil {
 		return nil, err
 	}
-	return json.Marshal(dropEmpty(generic))
-}
-
-func dropEmpty(v interface{}) interface{} {
-	switch x := v.(type) {
-	case map[string]interface{}:
-		for k, child := range x {
-			child = dropEmpty(child)
-			if a, ok := child.([]interface{}); child == nil || (ok && len(a) == 0) {
-				delete(x, k)
-				continue
-			}
-			x[k] = child
-		}
-		return x
-	case []interface{}:
-		for i := range x {
-			x[i] = dropEmpty(x[i])
-		}
-		return x
-	default:
-		return v
-	}
+	return out.Bytes(), nil
 }
