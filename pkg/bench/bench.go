@@ -120,7 +120,7 @@ func Main() int {
 	flag.IntVar(&opts.pool5Ops, "pool5-ops", 1000, "operations per cell of the pool5 shape (the tutorial shape always does 2000)")
 	flag.DurationVar(&opts.listDuration, "list-duration", 15*time.Second, "no list of a list cell starts after this")
 	flag.IntVar(&opts.profileSeconds, "profile", 0, "seconds of CPU profile to take of kube-apiserver at the start of every kind's scale-up and rolling update, and of tapp-apiserver during TApp's, at each budget (0: none); written to <out>/profiles")
-	flag.IntVar(&opts.admissionOps, "admission-ops", 200, "creates per cell through the shipped admission chain (section 1b)")
+	flag.IntVar(&opts.admissionOps, "admission-ops", 1000, "creates per cell through the shipped admission chain (section 1b)")
 	flag.IntVar(&opts.repeats, "repeats", 3, "repeats of the fan-out variants")
 	flag.IntVar(&opts.rounds, "rounds", 3, "rounds of sections 3 and 4: every kind runs this many times, the kinds taking turns, and is reported by its median round")
 	flag.DurationVar(&opts.timeout, "timeout", 150*time.Minute, "bound of the whole run")
@@ -482,6 +482,9 @@ func (b *bench) apiSections(ctx context.Context) error {
 	return nil
 }
 
+// dryRunPodRounds is how many TApps' dry-run pods section 1b sends per shape and concurrency on their own.
+const dryRunPodRounds = 2000
+
 // admissionSection runs creates through the shipped admission chain (section 1b).
 func (b *bench) admissionSection(ctx context.Context) error {
 	paths, schema, _, err := b.setupPaths(ctx, false)
@@ -494,7 +497,7 @@ func (b *bench) admissionSection(ctx context.Context) error {
 		b.fail("API path with the shipped admission chain: %v", err)
 	}
 	if res != nil {
-		cells, err := b.runDryRunPods(ctx, b.count(10*b.opts.admissionOps, 20))
+		cells, err := b.runDryRunPods(ctx, b.count(dryRunPodRounds, 20))
 		if err != nil {
 			b.fail("dry-run pod creates: %v", err)
 		}

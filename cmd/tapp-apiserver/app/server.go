@@ -23,6 +23,7 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/admission/quota"
 	"github.com/tapp-io/tapp-apiserver/pkg/apiserver"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/manager"
+	"github.com/tapp-io/tapp-apiserver/pkg/frontproxy"
 	"github.com/tapp-io/tapp-apiserver/pkg/storagefence"
 )
 
@@ -174,6 +175,8 @@ func NewConfig(o *Options) (*apiserver.Config, error) {
 	if err := o.Recommended.ApplyTo(config); err != nil {
 		return nil, err
 	}
+	// Requests through the aggregator: the front proxy's certificate is checked once, not on every request.
+	config.Authentication.Authenticator = frontproxy.New(config.Authentication.RequestHeaderConfig, config.Authentication.Authenticator)
 	config.ShutdownWatchTerminationGracePeriod = o.ShutdownWatchTerminationGracePeriod
 	config.ShutdownDelayDuration = o.ShutdownDelayDuration
 	return &apiserver.Config{GenericConfig: config, APIServiceTarget: o.APIServiceService.Value()}, nil
