@@ -29,17 +29,20 @@ type ca struct {
 
 var serial int64
 
-func newCA(t *testing.T, name string) *ca {
+// issue signs template with signer's key (template itself and a new key when signer is nil, for a CA).
+func issue(t testing.TB, template *x509.Certificate, signer *ca) *ca {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
 	serial++
-	template := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
+	template.SerialNumber, template.NotBefore = big.NewInt(serial), time.Now().Add(-time.Hour)
+	parent, parentKey := template, key
+	if signer != nil {
+		parent, parentKey = signer.cert, signer.key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, template, parent, &key.PublicKey, parentKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,25 +53,15 @@ func newCA(t *testing.T, name string) *ca {
 	return &ca{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
 }
 
+func newCA(t testing.TB, name string) *ca {
+	return issue(t, &x509.Certificate{Subject: pkix.Name{CommonName: name}, NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}, nil)
+}
+
 // client issues a client certificate valid until notAfter.
-func (c *ca) client(t *testing.T, commonName string, notAfter time.Time, usage x509.ExtKeyUsage) *x509.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial++
-	template := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: commonName},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: notAfter, ExtKeyUsage: []x509.ExtKeyUsage{usage}}
-	der, err := x509.CreateCertificate(rand.Reader, template, c.cert, &key.PublicKey, c.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cert
+func (c *ca) client(t testing.TB, commonName string, notAfter time.Time, usage x509.ExtKeyUsage) *x509.Certificate {
+	return issue(t, &x509.Certificate{Subject: pkix.Name{CommonName: commonName}, NotAfter: notAfter,
+		ExtKeyUsage: []x509.ExtKeyUsage{usage}}, c).cert
 }
 
 // swappableCA is a CA content provider whose bundle a test replaces, as a rotated front-proxy CA file is.
@@ -80,7 +73,7 @@ func (s *swappableCA) Name() string                              { return "front
 func (s *swappableCA) CurrentCABundleContent() []byte            { return s.current.CurrentCABundleContent() }
 func (s *swappableCA) VerifyOptions() (x509.VerifyOptions, bool) { return s.current.VerifyOptions() }
 func (s *swappableCA) AddListener(dynamiccertificates.Listener)  {}
-func (s *swappableCA) set(t *testing.T, c *ca) {
+func (s *swappableCA) set(t testing.TB, c *ca) {
 	t.Helper()
 	content, err := dynamiccertificates.NewStaticCAContent("front-proxy", c.pem)
 	if err != nil {
@@ -239,7 +232,7 @@ func TestVerdictsExpire(t *testing.T) {
 }
 
 func BenchmarkAuthenticate(b *testing.B) {
-	t := &testing.T{}
+	t := b
 	frontProxyCA := newCA(t, "front-proxy-ca")
 	provider := &swappableCA{}
 	provider.set(t, frontProxyCA)
