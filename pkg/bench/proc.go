@@ -128,20 +128,29 @@ func heapAfterGC(ctx context.Context, cfg *rest.Config) (heapReading, error) {
 	if err != nil {
 		return heapReading{}, err
 	}
+	return parseHeapReading(metrics)
+}
+
+// parseHeapReading reads the heap in use and the live heap from a Go server's /metrics text.
+func parseHeapReading(metrics string) (heapReading, error) {
 	var h heapReading
-	found := map[string]bool{}
+	var foundInuse, foundLive bool
 	for _, line := range strings.Split(metrics, "\n") {
-		for name, into := range map[string]*int64{"go_memstats_heap_inuse_bytes": &h.Inuse, "go_memstats_heap_alloc_bytes": &h.Live} {
-			if value, ok := strings.CutPrefix(line, name+" "); ok {
-				v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-				if err != nil {
-					return heapReading{}, fmt.Errorf("%s: %w", name, err)
-				}
-				*into, found[name] = int64(v), true
+		into, found := &h.Inuse, &foundInuse
+		value, ok := strings.CutPrefix(line, "go_memstats_heap_inuse_bytes ")
+		if !ok {
+			into, found = &h.Live, &foundLive
+			if value, ok = strings.CutPrefix(line, "go_memstats_heap_alloc_bytes "); !ok {
+				continue
 			}
 		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			return heapReading{}, fmt.Errorf("%q: %w", line, err)
+		}
+		*into, *found = int64(v), true
 	}
-	if !found["go_memstats_heap_inuse_bytes"] || !found["go_memstats_heap_alloc_bytes"] {
+	if !foundInuse || !foundLive {
 		return heapReading{}, fmt.Errorf("no go_memstats_heap_inuse_bytes or go_memstats_heap_alloc_bytes in /metrics")
 	}
 	return h, nil
