@@ -1,6 +1,9 @@
 package tapppod
 
 import (
+	"maps"
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
@@ -19,10 +22,17 @@ import (
 // The value is the first 10 hex characters of the sha256 of that JSON. Pods created by the original
 // controller carry decimal fnv hashes; they never match and are updated through the normal budgets.
 func TemplateHash(t *corev1.PodTemplateSpec) string {
-	c := t.DeepCopy()
+	_, hasTemplateHash := t.Labels[tkestack.TemplateHashLabel]
+	_, hasUniqHash := t.Labels[tkestack.UniqHashLabel]
+	if !hasTemplateHash && !hasUniqHash {
+		return stablehash.Object(t)
+	}
+	// A shallow copy with labels of its own: the hash only reads the template.
+	c := *t
+	c.Labels = maps.Clone(t.Labels)
 	delete(c.Labels, tkestack.TemplateHashLabel)
 	delete(c.Labels, tkestack.UniqHashLabel)
-	return stablehash.Object(c)
+	return stablehash.Object(&c)
 }
 
 // UniqHash returns the hash of the template spec with the image of every regular container blanked. Two
@@ -38,7 +48,7 @@ func TemplateHash(t *corev1.PodTemplateSpec) string {
 //     so an init image change can only take effect by recreating the pod (never half-applied in place);
 //   - ephemeral containers are not part of a template and are ignored.
 func UniqHash(t *corev1.PodTemplateSpec) string {
-	spec := t.Spec.DeepCopy()
+	spec := specWithContainers(&t.Spec)
 	for i := range spec.Containers {
 		spec.Containers[i].Image = ""
 	}
@@ -49,6 +59,14 @@ func UniqHash(t *corev1.PodTemplateSpec) string {
 		}{spec, restartedAt})
 	}
 	return stablehash.Object(spec)
+}
+
+// specWithContainers returns a shallow copy of spec with a copy of its regular containers, whose own fields
+// the caller may then blank: the hashes only read the rest.
+func specWithContainers(spec *corev1.PodSpec) *corev1.PodSpec {
+	c := *spec
+	c.Containers = slices.Clone(spec.Containers)
+	return &c
 }
 
 // RestartedAtAnnotation is the template annotation `kubectl rollout restart` sets (and `kubectl tapp rollout

@@ -102,7 +102,9 @@ func TestHashDoesNotMutate(t *testing.T) {
 	tmpl.Labels[tkestack.TemplateHashLabel] = "old"
 	TemplateHash(tmpl)
 	UniqHash(tmpl)
-	if tmpl.Labels[tkestack.TemplateHashLabel] != "old" || tmpl.Spec.Containers[0].Image != "nginx:1.25" {
+	ResizeHash(tmpl)
+	if tmpl.Labels[tkestack.TemplateHashLabel] != "old" || tmpl.Spec.Containers[0].Image != "nginx:1.25" ||
+		len(tmpl.Spec.Containers[0].Resources.Limits) != 2 {
 		t.Fatalf("hashing mutated the template: %+v", tmpl)
 	}
 }

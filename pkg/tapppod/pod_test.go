@@ -67,3 +67,13 @@ func TestPreparedTemplateBuildsTheSamePods(t *testing.T) {
 		t.Error("pods of one prepared template share their labels or spec")
 	}
 }
+
+// BenchmarkPrepare is the cost of hashing a template once for all the pods built from it (the controller
+// for every sync, the pod template check for every write of a template).
+func BenchmarkPrepare(b *testing.B) {
+	tmpl := goldenTemplate()
+	b.ReportAllocs()
+	for b.Loop() {
+		Prepare(tmpl)
+	}
+}

@@ -23,7 +23,7 @@ const ResizeHashLabel = "tapp_resize_hash_key"
 // pod is recreated. Init container resources are part of it (they are not resized in place here), and so is
 // the RestartedAtAnnotation, as in UniqHash.
 func ResizeHash(t *corev1.PodTemplateSpec) string {
-	spec := t.Spec.DeepCopy()
+	spec := specWithContainers(&t.Spec)
 	for i := range spec.Containers {
 		spec.Containers[i].Image = ""
 		spec.Containers[i].Resources = corev1.ResourceRequirements{}

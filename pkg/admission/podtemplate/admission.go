@@ -26,6 +26,8 @@ import (
 	"k8s.io/apiserver/pkg/warning"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	kubescheme "k8s.io/client-go/kubernetes/scheme"
+	restclient "k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -158,28 +160,32 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 		}
 		namespace := namespaceOf(a, tapp.Namespace)
 		generation, remember := p.remembering("", "pods")
-		var keyTApp *tkestack.TApp
+		var keyTApp tkestack.TApp
 		if remember {
-			keyTApp = tapp.DeepCopy()
+			// A shallow copy: pods are built from a TApp without changing it.
+			keyTApp = *tapp
 			keyTApp.Name, keyTApp.UID = p.verdicts.keyName(tapp.Name), keyUID(tapp.UID)
 		}
 		var checks []*templateCheck
 		for _, name := range templatesToCheck(old, tapp) {
-			pod, paths, err := buildPod(tapp, namespace, name)
+			// Each template is hashed once, for its pod and for the pod its cache key is made of.
+			prepared, template, err := prepareTemplate(tapp, name)
 			if err != nil {
 				// Our own validation ran before admission; a template that cannot be built is not ours to judge.
 				klog.ErrorS(err, "Cannot build the dry-run pod of a TApp template", "tapp", klog.KRef(namespace, tapp.Name), "template", name)
 				continue
 			}
-			c := &templateCheck{template: paths.template, object: pod, fieldPath: paths.tappField}
+			id := instanceFor(tapp, name)
+			c := &templateCheck{template: template, build: func() (runtime.Object, func(string) string) {
+				pod, paths := buildPodFrom(tapp, namespace, prepared, template, id)
+				return pod, paths.tappField
+			}}
 			if remember {
 				// The instance's id stands in the key as the TApp's name does: while no admission policy
 				// exists, by its placeholder, so that templates alike but for the instance they stand
 				// for (the tutorial's spec.template and its templatePool entry) are sent once.
-				keyID := p.verdicts.keyName(instanceFor(tapp, name))
-				if keyPod, _, err := buildPodOf(keyTApp, namespace, name, keyID); err == nil {
-					c.key, c.generation = verdictKeyOrEmpty(namespace, keyPod), generation
-				}
+				keyPod, _ := buildPodFrom(&keyTApp, namespace, prepared, template, p.verdicts.keyName(id))
+				c.key, c.generation = verdictKeyOrEmpty(namespace, keyPod), generation
 			}
 			checks = append(checks, c)
 		}
@@ -237,12 +243,23 @@ type templateCheck struct {
 	object runtime.Object
 	// fieldPath maps a field path of object onto the checked object.
 	fieldPath func(string) string
+	// build, when set, makes object and fieldPath the first time they are needed (built): a template whose
+	// verdict is remembered, or answered by the dry run of a template alike, is then never built.
+	build func() (runtime.Object, func(string) string)
 	// key is the verdict cache key of object ("": not remembered), found at generation of the cache.
 	key        string
 	generation uint64
 	// baseline, when set, is a check of the same template without this check's changes (a YurtAppSet's
 	// template without the tweak): refusals the baseline got too are reported once, by the baseline.
 	baseline *templateCheck
+}
+
+// built returns c with object and fieldPath made.
+func (c *templateCheck) built() *templateCheck {
+	if c.object == nil && c.build != nil {
+		c.object, c.fieldPath = c.build()
+	}
+	return c
 }
 
 // remembering returns the verdict cache's generation, and whether verdicts of dry-run creates of
@@ -331,7 +348,7 @@ func (p *Plugin) check(ctx context.Context, s subject, name, namespace string, c
 			}
 			limit <- struct{}{}
 			defer func() { <-limit }()
-			answers[i] = p.send(ctx, c.object)
+			answers[i] = p.send(ctx, c.built().object)
 			if finish != nil {
 				finish(refusal.Classify(answers[i]).Class == refusal.Created)
 			}
@@ -429,15 +446,46 @@ func (p *Plugin) send(ctx context.Context, object runtime.Object) error {
 	var err error
 	switch obj := object.(type) {
 	case *corev1.Pod:
+		if rest, ok := restClientOf(p.client.CoreV1()); ok {
+			return sendOnly(ctx, rest, "pods", obj.Namespace, obj, &dryRun)
+		}
 		_, err = p.client.CoreV1().Pods(obj.Namespace).Create(ctx, obj, dryRun)
 	case *appsv1.Deployment:
+		if rest, ok := restClientOf(p.client.AppsV1()); ok {
+			return sendOnly(ctx, rest, "deployments", obj.Namespace, obj, &dryRun)
+		}
 		_, err = p.client.AppsV1().Deployments(obj.Namespace).Create(ctx, obj, dryRun)
 	case *appsv1.StatefulSet:
+		if rest, ok := restClientOf(p.client.AppsV1()); ok {
+			return sendOnly(ctx, rest, "statefulsets", obj.Namespace, obj, &dryRun)
+		}
 		_, err = p.client.AppsV1().StatefulSets(obj.Namespace).Create(ctx, obj, dryRun)
 	default:
 		return fmt.Errorf("no dry run for %T", object)
 	}
 	return err
+}
+
+// metadataOnlyAccept asks the core API to answer a create with the created object's metadata alone
+// (PartialObjectMetadata, as the metadata client does), which the plugin does not read either; an error
+// answer, a Status, negotiates to the plain protobuf or JSON clauses.
+const metadataOnlyAccept = runtime.ContentTypeProtobuf + ";as=PartialObjectMetadata;g=meta.k8s.io;v=v1," +
+	runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+
+// restClientOf returns the REST client of a group's typed client, if it has a real one (a fake clientset's
+// has none).
+func restClientOf(group interface{ RESTClient() restclient.Interface }) (*restclient.RESTClient, bool) {
+	c, ok := group.RESTClient().(*restclient.RESTClient)
+	return c, ok && c != nil
+}
+
+// sendOnly creates object with options through c, as the typed client would, and returns the answer without
+// decoding an object from it: only whether the core API would create the object counts.
+func sendOnly(ctx context.Context, c *restclient.RESTClient, resource, namespace string, object runtime.Object, options *metav1.CreateOptions) error {
+	return c.Post().Namespace(namespace).Resource(resource).
+		VersionedParams(options, kubescheme.ParameterCodec).
+		SetHeader("Accept", metadataOnlyAccept).
+		Body(object).Do(ctx).Error()
 }
 
 // dryRunTarget returns the group, resource, namespace and service account of a dry-run object.
@@ -457,7 +505,6 @@ func dryRunTarget(object runtime.Object) (group, resource, namespace, serviceAcc
 // message when the object refers to another that does not exist yet (missing); or the error that kept the
 // core API from answering (unavailable). All are empty when the object would be created.
 func judge(c *templateCheck, err error) (errs field.ErrorList, missing string, unavailable error) {
-	_, _, namespace, serviceAccount := dryRunTarget(c.object)
 	r := refusal.Classify(err)
 	switch r.Class {
 	case refusal.Created:
@@ -465,6 +512,9 @@ func judge(c *templateCheck, err error) (errs field.ErrorList, missing string, u
 	case refusal.NamespaceTerminating, refusal.NamespaceNotFound, refusal.NameTaken:
 		// The namespace lifecycle plugin of this server owns a missing or terminating namespace.
 		return nil, "", nil
+	}
+	_, _, namespace, serviceAccount := dryRunTarget(c.built().object)
+	switch r.Class {
 	case refusal.Invalid:
 		return causeErrors(*r.Status, r.Message, c), "", nil
 	case refusal.Refused:

@@ -2,6 +2,7 @@ package podtemplate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -708,5 +709,53 @@ func TestEveryTemplatesVerdictCounts(t *testing.T) {
 				t.Errorf("warnings = %q, want one saying %q", warns, tt.wantWarningFor)
 			}
 		})
+	}
+}
+
+// Through a real client, a dry run asks for the created pod's metadata alone, and a refusal, a Status in
+// whatever encoding the core API chose, still becomes the template's field errors.
+func TestDryRunsAskForMetadataOnly(t *testing.T) {
+	var mu sync.Mutex
+	var accepts, queries, paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var pod corev1.Pod
+		body, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(body, &pod); err != nil || len(pod.Spec.Containers) == 0 {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		accepts, queries, paths = append(accepts, r.Header.Get("Accept")), append(queries, r.URL.RawQuery), append(paths, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if pod.Spec.Containers[0].Image == "nginx:1.26" {
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			_, _ = io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Invalid","code":422,`+
+				`"message":"Pod \"web-x\" is invalid: spec.containers[0].image: Invalid value: \"x\": bad image",`+
+				`"details":{"kind":"Pod","causes":[{"reason":"FieldValueInvalid","field":"spec.containers[0].image","message":"Invalid value: \"x\": bad image"}]}}`)
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"web-x","namespace":"`+namespace+`"}}`)
+	}))
+	defer srv.Close()
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, QPS: -1, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := New()
+	NewInitializer(client).Initialize(p)
+	err, _ = validate(p, admission.Create, newTApp(), nil, "")
+	if got := causes(t, err); len(got) != 1 || got[0] != `spec.templatePool[big].spec.containers[0].image: Invalid value: "x": bad image` {
+		t.Errorf("causes = %q, want the pool entry's image refused", got)
+	}
+	if len(paths) != 2 {
+		t.Fatalf("%d dry runs, want 2", len(paths))
+	}
+	for i := range paths {
+		if paths[i] != "POST /api/v1/namespaces/"+namespace+"/pods" || queries[i] != "dryRun=All" ||
+			!strings.HasPrefix(accepts[i], "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,") {
+			t.Errorf("request %d: %s ?%s Accept %q; want a dry-run pod create asking for metadata only", i, paths[i], queries[i], accepts[i])
+		}
 	}
 }

@@ -16,21 +16,31 @@ import (
 // buildPod returns the pod the TApp controller would create from template templateName (tapppod.New, as the
 // controller does), named with generateName "<tapp>-", and where its fields come from.
 func buildPod(tapp *tkestack.TApp, namespace, templateName string) (*corev1.Pod, *podPaths, error) {
-	return buildPodOf(tapp, namespace, templateName, instanceFor(tapp, templateName))
+	prepared, template, err := prepareTemplate(tapp, templateName)
+	if err != nil {
+		return nil, nil, err
+	}
+	pod, paths := buildPodFrom(tapp, namespace, prepared, template, instanceFor(tapp, templateName))
+	return pod, paths, nil
 }
 
-// buildPodOf is buildPod for the instance id.
-func buildPodOf(tapp *tkestack.TApp, namespace, templateName, id string) (*corev1.Pod, *podPaths, error) {
-	t := &tapp.Spec.Template
-	paths := &podPaths{template: field.NewPath("spec", "template"), claimVolumes: map[int]int{}}
-	if templateName != tkestack.DefaultTemplateName {
-		pooled, ok := tapp.Spec.TemplatePool[templateName]
-		if !ok {
-			return nil, nil, fmt.Errorf("template %q not found in spec.templatePool", templateName)
-		}
-		t = &pooled
-		paths.template = field.NewPath("spec", "templatePool").Key(templateName)
+// prepareTemplate returns template templateName of tapp with its hashes computed (tapppod.Prepare), once for
+// every pod built from it, and its field path: spec.template or spec.templatePool[<name>].
+func prepareTemplate(tapp *tkestack.TApp, templateName string) (*tapppod.Template, *field.Path, error) {
+	if templateName == tkestack.DefaultTemplateName {
+		return tapppod.Prepare(&tapp.Spec.Template), field.NewPath("spec", "template"), nil
 	}
+	pooled, ok := tapp.Spec.TemplatePool[templateName]
+	if !ok {
+		return nil, nil, fmt.Errorf("template %q not found in spec.templatePool", templateName)
+	}
+	return tapppod.Prepare(&pooled), field.NewPath("spec", "templatePool").Key(templateName), nil
+}
+
+// buildPodFrom returns the pod of instance id of tapp built from prepared, the template at path template, and
+// where its fields come from. Neither tapp nor the template is changed.
+func buildPodFrom(tapp *tkestack.TApp, namespace string, prepared *tapppod.Template, template *field.Path, id string) (*corev1.Pod, *podPaths) {
+	paths := &podPaths{template: template, claimVolumes: map[int]int{}}
 	// Without a uid (only possible outside a real request) the pod has no owner reference, which would be
 	// invalid.
 	owner := tapppod.Owner{
@@ -44,7 +54,7 @@ func buildPodOf(tapp *tkestack.TApp, namespace, templateName, id string) (*corev
 	if tapp.Spec.SpreadPolicy != tkestack.SpreadPolicyNone && tapp.Spec.Selector != nil {
 		owner.Spread = &tapppod.Spread{Selector: tapp.Spec.Selector, Zones: true}
 	}
-	pod := tapppod.New(owner, id, t)
+	pod := prepared.New(owner, id)
 	pod.GenerateName = tapp.Name + "-"
 	pod.Name = ""
 
@@ -58,7 +68,7 @@ func buildPodOf(tapp *tkestack.TApp, namespace, templateName, id string) (*corev
 			}
 		}
 	}
-	return pod, paths, nil
+	return pod, paths
 }
 
 // instanceFor returns the instance id whose pod stands for the template: the lowest id assigned to it in

@@ -375,9 +375,17 @@ func (v *verdictCache) keyName(name string) string {
 	return namePlaceholder(name)
 }
 
-// verdictKey is the key of a dry-run object: its kind and namespace, and a hash of the object.
+// verdictKey is the key of a dry-run object: its kind and namespace, and a hash of the object's protobuf
+// (every object checked has one: the generated encoding writes every field and sorts map keys, so objects
+// alike have the same bytes), else of its JSON.
 func verdictKey(namespace string, object runtime.Object) (string, error) {
-	data, err := json.Marshal(object)
+	var data []byte
+	var err error
+	if m, ok := object.(interface{ Marshal() ([]byte, error) }); ok {
+		data, err = m.Marshal()
+	} else {
+		data, err = json.Marshal(object)
+	}
 	if err != nil {
 		return "", err
 	}
