@@ -56,7 +56,10 @@
 //     check is an early answer for the user, not a safety guarantee.
 //
 // The templates of one write are checked concurrently (at most 8 dry runs in flight), and templates whose
-// dry-run objects are identical are sent once; refusals are listed in template order whatever order the
+// dry-run objects are identical are sent once (each template is hashed once, for its pod and for the pod its
+// cache key is made of; a pod is built only when it is sent or its answer is judged). A dry run asks for the
+// created object's metadata alone (PartialObjectMetadata) and does not decode it: only whether the core API
+// would create it counts, and a refusal, a Status, comes back whole. Refusals are listed in template order whatever order the
 // answers came in. A clean verdict (the core API created the object, stopping at no refusal) is remembered
 // for 30 s per namespace and dry-run object, with the object's name and uid replaced by placeholders of the
 // same shape while no admission policy exists (built-in admission judges names by their length and
