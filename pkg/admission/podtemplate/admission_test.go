@@ -661,12 +661,7 @@ func TestTemplatesAreCheckedConcurrently(t *testing.T) {
 		_, _ = w.Write(body)
 	}))
 	defer srv.Close()
-	client, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, QPS: -1, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := New()
-	NewInitializer(client).Initialize(p)
+	p := pluginAgainst(t, srv.URL)
 	err, warns := validate(p, admission.Create, newTApp(), nil, "")
 	if err != nil || len(warns) != 0 {
 		t.Fatalf("Validate = %v, warnings %q; want the TApp admitted without warnings", err, warns)
@@ -739,13 +734,8 @@ func TestDryRunsAskForMetadataOnly(t *testing.T) {
 		_, _ = io.WriteString(w, `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"name":"web-x","namespace":"`+namespace+`"}}`)
 	}))
 	defer srv.Close()
-	client, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, QPS: -1, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := New()
-	NewInitializer(client).Initialize(p)
-	err, _ = validate(p, admission.Create, newTApp(), nil, "")
+	p := pluginAgainst(t, srv.URL)
+	err, _ := validate(p, admission.Create, newTApp(), nil, "")
 	if got := causes(t, err); len(got) != 1 || got[0] != `spec.templatePool[big].spec.containers[0].image: Invalid value: "x": bad image` {
 		t.Errorf("causes = %q, want the pool entry's image refused", got)
 	}
@@ -758,4 +748,16 @@ func TestDryRunsAskForMetadataOnly(t *testing.T) {
 			t.Errorf("request %d: %s ?%s Accept %q; want a dry-run pod create asking for metadata only", i, paths[i], queries[i], accepts[i])
 		}
 	}
+}
+
+// pluginAgainst is the plugin sending its dry runs, in JSON, to the core API at host.
+func pluginAgainst(t *testing.T, host string) *Plugin {
+	t.Helper()
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: host, QPS: -1, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := New()
+	NewInitializer(client).Initialize(p)
+	return p
 }
