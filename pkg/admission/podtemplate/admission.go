@@ -443,22 +443,22 @@ func (p *Plugin) send(ctx context.Context, object runtime.Object) error {
 		defer cancel()
 	}
 	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	group, resource, namespace, _ := dryRunTarget(object)
+	var typed interface{ RESTClient() restclient.Interface } = p.client.CoreV1()
+	if group == "apps" {
+		typed = p.client.AppsV1()
+	}
+	if rest, ok := restClientOf(typed); ok && resource != "" {
+		return sendOnly(ctx, rest, resource, namespace, object, &dryRun)
+	}
+	// A fake clientset (unit tests) has no REST client: its typed client answers.
 	var err error
 	switch obj := object.(type) {
 	case *corev1.Pod:
-		if rest, ok := restClientOf(p.client.CoreV1()); ok {
-			return sendOnly(ctx, rest, "pods", obj.Namespace, obj, &dryRun)
-		}
 		_, err = p.client.CoreV1().Pods(obj.Namespace).Create(ctx, obj, dryRun)
 	case *appsv1.Deployment:
-		if rest, ok := restClientOf(p.client.AppsV1()); ok {
-			return sendOnly(ctx, rest, "deployments", obj.Namespace, obj, &dryRun)
-		}
 		_, err = p.client.AppsV1().Deployments(obj.Namespace).Create(ctx, obj, dryRun)
 	case *appsv1.StatefulSet:
-		if rest, ok := restClientOf(p.client.AppsV1()); ok {
-			return sendOnly(ctx, rest, "statefulsets", obj.Namespace, obj, &dryRun)
-		}
 		_, err = p.client.AppsV1().StatefulSets(obj.Namespace).Create(ctx, obj, dryRun)
 	default:
 		return fmt.Errorf("no dry run for %T", object)

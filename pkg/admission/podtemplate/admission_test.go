@@ -761,3 +761,14 @@ func pluginAgainst(t *testing.T, host string) *Plugin {
 	NewInitializer(client).Initialize(p)
 	return p
 }
+
+// buildPod returns the pod the TApp controller would create from template templateName, as the plugin builds
+// it, and where its fields come from.
+func buildPod(tapp *tkestack.TApp, namespace, templateName string) (*corev1.Pod, *podPaths, error) {
+	prepared, template, err := prepareTemplate(tapp, templateName)
+	if err != nil {
+		return nil, nil, err
+	}
+	pod, paths := buildPodFrom(tapp, namespace, prepared, template, instanceFor(tapp, templateName))
+	return pod, paths, nil
+}

@@ -13,17 +13,6 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/tapppod"
 )
 
-// buildPod returns the pod the TApp controller would create from template templateName (tapppod.New, as the
-// controller does), named with generateName "<tapp>-", and where its fields come from.
-func buildPod(tapp *tkestack.TApp, namespace, templateName string) (*corev1.Pod, *podPaths, error) {
-	prepared, template, err := prepareTemplate(tapp, templateName)
-	if err != nil {
-		return nil, nil, err
-	}
-	pod, paths := buildPodFrom(tapp, namespace, prepared, template, instanceFor(tapp, templateName))
-	return pod, paths, nil
-}
-
 // prepareTemplate returns template templateName of tapp with its hashes computed (tapppod.Prepare), once for
 // every pod built from it, and its field path: spec.template or spec.templatePool[<name>].
 func prepareTemplate(tapp *tkestack.TApp, templateName string) (*tapppod.Template, *field.Path, error) {
