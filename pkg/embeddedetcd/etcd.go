@@ -1,7 +1,8 @@
 // Package embeddedetcd runs a single-member etcd inside the server process, on loopback, persisting
 // under a data directory, for installations that do not bring an external etcd cluster.
 //
-// Only the server can use it: etcd serves TLS on its client port and requires a client certificate signed
+// The server itself calls etcd in-process (Etcd.InProcessClient, pkg/embeddedstorage). Over the network only
+// the server can use it: etcd serves TLS on its client port and requires a client certificate signed
 // by a CA that Start issues afresh on every start (pkg/etcdpki) and writes into Options.CertDir, the only
 // place the client certificate exists. Another local process reaching the port is refused at the TLS
 // handshake. It opens no peer port: a single member has no peers to talk to (etcd records a peer URL in its
@@ -20,7 +21,9 @@ import (
 	"syscall"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/etcdpki"
 )
@@ -161,6 +164,13 @@ func startOn(opts Options, clientURL *url.URL) (*Etcd, error) {
 	}
 	certFile, keyFile, caFile := opts.ClientTLS()
 	return &Etcd{etcd: e, ClientURL: clientURL.String(), CertFile: certFile, KeyFile: keyFile, CAFile: caFile}, nil
+}
+
+// InProcessClient returns a client that calls this etcd's services directly, without gRPC, TLS or a socket:
+// what the server itself uses to reach its embedded etcd. Its Endpoints are empty, it checks no client
+// certificate, and it stops working when etcd stops. Close it when done.
+func (e *Etcd) InProcessClient() *clientv3.Client {
+	return v3client.New(e.etcd.Server)
 }
 
 // Stop shuts etcd down.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/rest"
 )
@@ -372,5 +373,33 @@ func TestDryRunClientConfig(t *testing.T) {
 		if got.Host != core.Host || core.ContentType != "" || core.QPS != 5 {
 			t.Errorf("host %q, server's config after %+v: want the same host and the server's config unchanged", got.Host, core)
 		}
+	}
+}
+
+// TestWatchCachedResources: the storage on the embedded etcd keeps a watch cache exactly where k8s.io/apiserver's
+// own would, given --watch-cache and --watch-cache-sizes.
+func TestWatchCachedResources(t *testing.T) {
+	tapps := schema.GroupResource{Group: "apps.tkestack.io", Resource: "tapps"}
+	pools := schema.GroupResource{Group: "apps.openyurt.io", Resource: "nodepools"}
+	for _, c := range []struct {
+		flags        []string
+		tapps, pools bool
+	}{
+		{nil, true, true},
+		{[]string{"--watch-cache=false"}, false, false},
+		{[]string{"--watch-cache-sizes=tapps.apps.tkestack.io#0"}, false, true},
+		{[]string{"--watch-cache-sizes=tapps.apps.tkestack.io#100"}, true, true},
+		{[]string{"--watch-cache=false", "--watch-cache-sizes=nodepools.apps.openyurt.io#100"}, false, false},
+	} {
+		cached, err := watchCachedResources(parse(t, c.flags...).Recommended.Etcd)
+		if err != nil {
+			t.Fatalf("%q: %v", c.flags, err)
+		}
+		if cached(tapps) != c.tapps || cached(pools) != c.pools {
+			t.Errorf("%q: tapps cached %v, nodepools cached %v; want %v, %v", c.flags, cached(tapps), cached(pools), c.tapps, c.pools)
+		}
+	}
+	if _, err := watchCachedResources(parse(t, "--watch-cache-sizes=tapps.apps.tkestack.io#many").Recommended.Etcd); err == nil {
+		t.Error("a size that is no number was accepted")
 	}
 }

@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
 	utilcompatibility "k8s.io/apiserver/pkg/util/compatibility"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/rest"
@@ -23,6 +25,7 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/admission/quota"
 	"github.com/tapp-io/tapp-apiserver/pkg/apiserver"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/manager"
+	"github.com/tapp-io/tapp-apiserver/pkg/embeddedstorage"
 	"github.com/tapp-io/tapp-apiserver/pkg/frontproxy"
 	"github.com/tapp-io/tapp-apiserver/pkg/storagefence"
 )
@@ -175,11 +178,33 @@ func NewConfig(o *Options) (*apiserver.Config, error) {
 	if err := o.Recommended.ApplyTo(config); err != nil {
 		return nil, err
 	}
+	if etcd := o.Store.runningEtcd; etcd != nil {
+		// The resources' storage calls the embedded etcd in-process; health checks and the fence still
+		// reach it as any etcd.
+		watchCache, err := watchCachedResources(o.Recommended.Etcd)
+		if err != nil {
+			return nil, err
+		}
+		config.RESTOptionsGetter = embeddedstorage.New(etcd.InProcessClient).RESTOptionsGetter(config.RESTOptionsGetter, watchCache)
+	}
 	// Requests through the aggregator: the front proxy's certificate is checked once, not on every request.
 	config.Authentication.Authenticator = frontproxy.New(config.Authentication.RequestHeaderConfig, config.Authentication.Authenticator)
 	config.ShutdownWatchTerminationGracePeriod = o.ShutdownWatchTerminationGracePeriod
 	config.ShutdownDelayDuration = o.ShutdownDelayDuration
 	return &apiserver.Config{GenericConfig: config, APIServiceTarget: o.APIServiceService.Value()}, nil
+}
+
+// watchCachedResources says which resources k8s.io/apiserver keeps a watch cache of, given --watch-cache and
+// --watch-cache-sizes: all but those sized 0 while the cache is on.
+func watchCachedResources(etcd *genericoptions.EtcdOptions) (func(schema.GroupResource) bool, error) {
+	sizes, err := genericoptions.ParseWatchCacheSizes(etcd.WatchCacheSizes)
+	if err != nil {
+		return nil, err
+	}
+	return func(resource schema.GroupResource) bool {
+		size, sized := sizes[resource]
+		return etcd.EnableWatchCache && (!sized || size > 0)
+	}, nil
 }
 
 // writeKubeconfig writes a kubeconfig that reaches the server on its loopback address and trusts its

@@ -68,6 +68,9 @@ type StoreOptions struct {
 	Record NamespacedName
 	// CheckPeriod is how often a serving replica compares the record with the store.
 	CheckPeriod time.Duration
+
+	// runningEtcd is the embedded etcd StartEmbeddedEtcd started, nil before and with --etcd-servers.
+	runningEtcd *embeddedetcd.Etcd
 }
 
 // newStoreOptions returns the defaults, keeping the values of the storage flags in etcd, the cert-dir flag in
@@ -159,7 +162,9 @@ func (s *StoreOptions) StartEmbeddedEtcd(avoidPorts ...int) (stop func(), err er
 	transport.ServerList = []string{etcd.ClientURL}
 	transport.CertFile, transport.KeyFile, transport.TrustedCAFile = etcd.CertFile, etcd.KeyFile, etcd.CAFile
 	s.EmbeddedEtcd.ClientURL = etcd.ClientURL
+	s.runningEtcd = etcd
 	return func() {
+		s.runningEtcd = nil
 		etcd.Stop()
 		// The options name no etcd again, so that they can start another one.
 		transport.ServerList = nil
