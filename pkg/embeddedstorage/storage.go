@@ -141,11 +141,7 @@ func (b *Backend) rawStorage(config *storagebackend.ConfigForResource, resourceP
 		transformer = etcd3.WithCorruptObjErrorHandlingTransformer(transformer)
 		decoder = etcd3.WithCorruptObjErrorHandlingDecoder(decoder)
 	}
-	var storeCompactor etcd3.Compactor // nil, not a nil compactor, when compaction is off
-	if compactor != nil {
-		storeCompactor = compactor
-	}
-	store, err := etcd3.New(kube, storeCompactor, config.Codec, newFunc, newListFunc, config.Prefix, resourcePrefix,
+	store, err := etcd3.New(kube, compactor, config.Codec, newFunc, newListFunc, config.Prefix, resourcePrefix,
 		config.GroupResource, transformer, config.LeaseManagerConfig, decoder, versioner)
 	if err != nil {
 		b.releaseCompactor()
