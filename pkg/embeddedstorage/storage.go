@@ -1,11 +1,14 @@
-// Package embeddedstorage builds the server's storage of its resources on the embedded etcd through direct
-// calls into it (embeddedetcd.Etcd.InProcessClient) instead of gRPC over TLS on loopback. Each write and each
+// Package embeddedstorage builds the server's storage of its resources. On the embedded etcd it makes direct
+// calls into it (embeddedetcd.Etcd.InProcessClient) instead of gRPC over TLS on loopback: each write and each
 // watch event then skips the TLS records, the HTTP/2 frames and the socket of a loopback connection in both
-// directions.
+// directions. On either etcd, embedded or reached with --etcd-servers, each watch cache fills itself through
+// a storage of its own that interns what it decodes (package interning), so that the objects it keeps share
+// the parts they repeat.
 //
 // It is k8s.io/apiserver's etcd3 storage and watch cache, put together as its storage factory does, with only
-// the client changed: the library builds its client from endpoints and has no place for another. Everything
-// else that reaches etcd (health checks, the storage fence, the storage commands) still uses the network.
+// the client and the watch cache's codec changed: the library builds its client from endpoints and its watch
+// cache on the storage it serves requests from, and has no place for either change. Everything else that
+// reaches etcd (health checks, the storage fence, the storage commands) uses the network.
 package embeddedstorage
 
 import (
@@ -30,6 +33,8 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
+
+	"github.com/tapp-io/tapp-apiserver/pkg/interning"
 )
 
 // Backend makes storages on one in-process etcd. They share one compactor, as the library's storages of one
@@ -38,6 +43,9 @@ type Backend struct {
 	newClient func() *clientv3.Client
 	// endpoint names the in-process etcd to the library's etcd feature checker.
 	endpoint string
+
+	// interned holds the values that the watch caches' objects share.
+	interned *interning.Table
 
 	mu        sync.Mutex
 	compactor compactor
@@ -52,7 +60,7 @@ type compactor interface {
 
 // New returns a backend whose storages reach etcd through the clients newClient returns.
 func New(newClient func() *clientv3.Client) *Backend {
-	b := &Backend{newClient: newClient}
+	b := &Backend{newClient: newClient, interned: interning.NewTable()}
 	b.endpoint = fmt.Sprintf("in-process-etcd-%p", b)
 	return b
 }
@@ -74,56 +82,105 @@ func (g *optionsGetter) GetRESTOptions(resource schema.GroupResource, example ru
 	if err != nil {
 		return opts, err
 	}
-	opts.Decorator = g.backend.rawStorage
+	opts.Decorator = undecorated(g.backend.rawStorage)
 	if g.watchCache(resource) {
-		opts.Decorator = g.backend.cachedStorage
+		opts.Decorator = cached(g.backend.rawStorage, g.backend.interned)
 	}
 	return opts, nil
 }
 
-// cachedStorage is a generic.StorageDecorator: the raw storage behind the watch cache, as
-// registry.StorageWithCacher builds it.
-func (b *Backend) cachedStorage(config *storagebackend.ConfigForResource, resourcePrefix string,
-	keyFunc func(obj runtime.Object) (string, error), newFunc, newListFunc func() runtime.Object,
-	getAttrsFunc storage.AttrFunc, triggerFuncs storage.IndexerFuncs, indexers *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
-	raw, destroyRaw, err := b.rawStorage(config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrsFunc, triggerFuncs, indexers)
-	if err != nil {
-		return nil, nil, err
-	}
-	cacher, err := cacherstorage.NewCacherFromConfig(cacherstorage.Config{
-		Storage:             raw,
-		Versioner:           storage.APIObjectVersioner{},
-		GroupResource:       config.GroupResource,
-		EventsHistoryWindow: config.EventsHistoryWindow,
-		ResourcePrefix:      resourcePrefix,
-		KeyFunc:             keyFunc,
-		NewFunc:             newFunc,
-		NewListFunc:         newListFunc,
-		GetAttrsFunc:        getAttrsFunc,
-		IndexerFuncs:        triggerFuncs,
-		Indexers:            indexers,
-		Codec:               config.Codec,
-	})
-	if err != nil {
-		destroyRaw()
-		return nil, nil, err
-	}
-	delegator := cacherstorage.NewCacheDelegator(cacher, raw)
-	var once sync.Once
-	return delegator, func() {
-		once.Do(func() {
-			delegator.Stop()
-			cacher.Stop()
-			destroyRaw()
-		})
-	}, nil
+// InterningWatchCache returns inner's options with every watch cache filled through a storage that interns
+// what it decodes, for storages on etcd servers reached over the network (--etcd-servers): the storages
+// are the library's own, only the watch cache's objects share their repeated parts.
+func InterningWatchCache(inner generic.RESTOptionsGetter, watchCache func(schema.GroupResource) bool) generic.RESTOptionsGetter {
+	return &interningGetter{inner: inner, watchCache: watchCache, interned: interning.NewTable()}
 }
 
-// rawStorage is a generic.StorageDecorator: k8s.io/apiserver's etcd3 store on an in-process client, made as
-// the library's storage factory makes it for an etcd of its endpoints.
-func (b *Backend) rawStorage(config *storagebackend.ConfigForResource, resourcePrefix string,
-	_ func(obj runtime.Object) (string, error), newFunc, newListFunc func() runtime.Object,
-	_ storage.AttrFunc, _ storage.IndexerFuncs, _ *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
+type interningGetter struct {
+	inner      generic.RESTOptionsGetter
+	watchCache func(schema.GroupResource) bool
+	interned   *interning.Table
+}
+
+func (g *interningGetter) GetRESTOptions(resource schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
+	opts, err := g.inner.GetRESTOptions(resource, example)
+	if err != nil || !g.watchCache(resource) {
+		return opts, err
+	}
+	opts.Decorator = cached(networkStorage, g.interned)
+	return opts, nil
+}
+
+// rawMaker makes a resource's storage without a watch cache.
+type rawMaker func(config *storagebackend.ConfigForResource, resourcePrefix string, newFunc, newListFunc func() runtime.Object) (storage.Interface, factory.DestroyFunc, error)
+
+// networkStorage is the library's storage on the etcd servers of config.
+func networkStorage(config *storagebackend.ConfigForResource, resourcePrefix string, newFunc, newListFunc func() runtime.Object) (storage.Interface, factory.DestroyFunc, error) {
+	return generic.NewRawStorage(config, newFunc, newListFunc, resourcePrefix)
+}
+
+// undecorated is a generic.StorageDecorator of the storages makeRaw makes.
+func undecorated(makeRaw rawMaker) generic.StorageDecorator {
+	return func(config *storagebackend.ConfigForResource, resourcePrefix string, _ func(obj runtime.Object) (string, error),
+		newFunc, newListFunc func() runtime.Object, _ storage.AttrFunc, _ storage.IndexerFuncs, _ *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
+		return makeRaw(config, resourcePrefix, newFunc, newListFunc)
+	}
+}
+
+// cached is a generic.StorageDecorator: a storage of makeRaw behind the watch cache, as
+// registry.StorageWithCacher builds it. The cache fills itself from a storage of its own, which interns what
+// it decodes in table (package interning): the objects the cache keeps share the parts they repeat, and the
+// objects a request decodes for itself (a create's, an update's) cost no interning.
+func cached(makeRaw rawMaker, table *interning.Table) generic.StorageDecorator {
+	return func(config *storagebackend.ConfigForResource, resourcePrefix string,
+		keyFunc func(obj runtime.Object) (string, error), newFunc, newListFunc func() runtime.Object,
+		getAttrsFunc storage.AttrFunc, triggerFuncs storage.IndexerFuncs, indexers *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
+		raw, destroyRaw, err := makeRaw(config, resourcePrefix, newFunc, newListFunc)
+		if err != nil {
+			return nil, nil, err
+		}
+		interningConfig := *config
+		interningConfig.Codec = table.Decoding(config.Codec)
+		source, destroySource, err := makeRaw(&interningConfig, resourcePrefix, newFunc, newListFunc)
+		if err != nil {
+			destroyRaw()
+			return nil, nil, err
+		}
+		cacher, err := cacherstorage.NewCacherFromConfig(cacherstorage.Config{
+			Storage:             source,
+			Versioner:           storage.APIObjectVersioner{},
+			GroupResource:       config.GroupResource,
+			EventsHistoryWindow: config.EventsHistoryWindow,
+			ResourcePrefix:      resourcePrefix,
+			KeyFunc:             keyFunc,
+			NewFunc:             newFunc,
+			NewListFunc:         newListFunc,
+			GetAttrsFunc:        getAttrsFunc,
+			IndexerFuncs:        triggerFuncs,
+			Indexers:            indexers,
+			Codec:               config.Codec,
+		})
+		if err != nil {
+			destroySource()
+			destroyRaw()
+			return nil, nil, err
+		}
+		delegator := cacherstorage.NewCacheDelegator(cacher, raw)
+		var once sync.Once
+		return delegator, func() {
+			once.Do(func() {
+				delegator.Stop()
+				cacher.Stop()
+				destroySource()
+				destroyRaw()
+			})
+		}, nil
+	}
+}
+
+// rawStorage is a rawMaker: k8s.io/apiserver's etcd3 store on an in-process client, made as the library's
+// storage factory makes it for an etcd of its endpoints.
+func (b *Backend) rawStorage(config *storagebackend.ConfigForResource, resourcePrefix string, newFunc, newListFunc func() runtime.Object) (storage.Interface, factory.DestroyFunc, error) {
 	compactor := b.acquireCompactor(config.CompactionInterval)
 	client := b.newClient()
 	// Per-request etcd latency metrics, as the library's storages have.

@@ -32,25 +32,52 @@ import (
 // in-process.
 func tappStorage(t *testing.T, cached bool) *tapp.Storage {
 	t.Helper()
+	etcd, config := startEtcd(t)
+	config.Transport.ServerList = []string{"https://127.0.0.1:1"}
+	getter := embeddedstorage.New(etcd.InProcessClient).RESTOptionsGetter(tappOptions(config), onlyTApps(t, cached))
+	return newTAppStorage(t, getter)
+}
+
+// networkTAppStorage returns the TApp storage of the library on an etcd reached over the network, behind
+// the watch cache whose storage interns when cached.
+func networkTAppStorage(t *testing.T, cached bool) *tapp.Storage {
+	t.Helper()
+	_, config := startEtcd(t)
+	return newTAppStorage(t, embeddedstorage.InterningWatchCache(tappOptions(config), onlyTApps(t, cached)))
+}
+
+func startEtcd(t *testing.T) (*embeddedetcd.Etcd, *storagebackend.Config) {
 	etcd, err := embeddedetcd.Start(embeddedetcd.Options{DataDir: t.TempDir(), CertDir: t.TempDir(), UnsafeNoFsync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(etcd.Stop)
 	config := storagebackend.NewDefaultConfig("/registry", apiserver.Codecs.LegacyCodec(tkestackv1.SchemeGroupVersion))
-	config.Transport.ServerList = []string{"https://127.0.0.1:1"}
-	inner := generic.RESTOptions{
+	config.Transport.ServerList = []string{etcd.ClientURL}
+	config.Transport.CertFile, config.Transport.KeyFile, config.Transport.TrustedCAFile = etcd.CertFile, etcd.KeyFile, etcd.CAFile
+	return etcd, config
+}
+
+func tappOptions(config *storagebackend.Config) generic.RESTOptions {
+	return generic.RESTOptions{
 		StorageConfig:           config.ForResource(tkestack.Resource("tapps")),
 		Decorator:               generic.UndecoratedStorage,
 		DeleteCollectionWorkers: 1,
 		ResourcePrefix:          "/tapps",
 	}
-	getter := embeddedstorage.New(etcd.InProcessClient).RESTOptionsGetter(inner, func(r schema.GroupResource) bool {
+}
+
+func onlyTApps(t *testing.T, cached bool) func(schema.GroupResource) bool {
+	return func(r schema.GroupResource) bool {
 		if r != tkestack.Resource("tapps") {
 			t.Errorf("asked about the watch cache of %s", r)
 		}
 		return cached
-	})
+	}
+}
+
+func newTAppStorage(t *testing.T, getter generic.RESTOptionsGetter) *tapp.Storage {
+	t.Helper()
 	s, err := tapp.NewStorage(apiserver.Scheme, getter)
 	if err != nil {
 		t.Fatal(err)
@@ -59,9 +86,11 @@ func tappStorage(t *testing.T, cached bool) *tapp.Storage {
 	return s
 }
 
-func webTApp() *tkestack.TApp {
+func webTApp() *tkestack.TApp { return namedTApp("web") }
+
+func namedTApp(name string) *tkestack.TApp {
 	return &tkestack.TApp{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 		Spec: tkestack.TAppSpec{
 			Replicas: 1,
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
@@ -148,5 +177,54 @@ func TestStorageTellsTheLibraryEtcdServesProgressRequests(t *testing.T) {
 			t.Fatal("the library does not know that the embedded etcd serves watch progress requests")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestWatchCacheObjectsShareTheirParts lists two TApps made from one template from the watch cache, on the
+// embedded etcd and on one reached over the network: they hold one copy of the template's containers. Read
+// from etcd without the watch cache, each holds its own.
+func TestWatchCacheObjectsShareTheirParts(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		storage func(*testing.T, bool) *tapp.Storage
+		cached  bool
+	}{{"in-process", tappStorage, true}, {"network", networkTAppStorage, true}, {"in-process without a watch cache", tappStorage, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			s := c.storage(t, c.cached)
+			ctx, cancel := context.WithTimeout(genericapirequest.WithNamespace(context.Background(), "default"), 30*time.Second)
+			defer cancel()
+			var last string
+			for _, name := range []string{"a", "b"} {
+				obj, err := s.TApp.Create(ctx, namedTApp(name), rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				last = obj.(*tkestack.TApp).ResourceVersion
+			}
+			// Not older than the last create: from the watch cache once it has seen it.
+			var items []tkestack.TApp
+			for tries := 0; len(items) < 2 && tries < 100; tries++ {
+				list, err := s.TApp.List(ctx, &metainternalversion.ListOptions{ResourceVersion: last})
+				if err != nil && !strings.Contains(err.Error(), "initializing") {
+					t.Fatal(err)
+				}
+				if err == nil {
+					items = list.(*tkestack.TAppList).Items
+				}
+				if len(items) < 2 {
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+			if len(items) != 2 {
+				t.Fatalf("listed %d TApps, want 2", len(items))
+			}
+			a, b := items[0].Spec.Template.Spec.Containers, items[1].Spec.Template.Spec.Containers
+			if shared := &a[0] == &b[0]; shared != c.cached {
+				t.Fatalf("the two TApps share their containers: %v, want %v", shared, c.cached)
+			}
+			if a[0].Image != "nginx:1" || b[0].Image != "nginx:1" || items[0].Name == items[1].Name {
+				t.Fatalf("listed %+v", items)
+			}
+		})
 	}
 }

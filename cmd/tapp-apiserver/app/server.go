@@ -178,14 +178,17 @@ func NewConfig(o *Options) (*apiserver.Config, error) {
 	if err := o.Recommended.ApplyTo(config); err != nil {
 		return nil, err
 	}
+	watchCache, err := watchCachedResources(o.Recommended.Etcd)
+	if err != nil {
+		return nil, err
+	}
 	if etcd := o.Store.runningEtcd; etcd != nil {
 		// The resources' storage calls the embedded etcd in-process; health checks and the fence still
 		// reach it as any etcd.
-		watchCache, err := watchCachedResources(o.Recommended.Etcd)
-		if err != nil {
-			return nil, err
-		}
 		config.RESTOptionsGetter = embeddedstorage.New(etcd.InProcessClient).RESTOptionsGetter(config.RESTOptionsGetter, watchCache)
+	} else {
+		// The library's storages on --etcd-servers; their watch caches share the parts objects repeat.
+		config.RESTOptionsGetter = embeddedstorage.InterningWatchCache(config.RESTOptionsGetter, watchCache)
 	}
 	// Requests through the aggregator: the front proxy's certificate is checked once, not on every request.
 	config.Authentication.Authenticator = frontproxy.New(config.Authentication.RequestHeaderConfig, config.Authentication.Authenticator)
