@@ -39,7 +39,8 @@ const (
 	maxStringBytes = 1 << 10
 	// maxValueBytes is the longest managedFields set or part interned, as its encoding.
 	maxValueBytes = 16 << 10
-	// maxTableBytes bounds what a table holds; past it the table starts again empty.
+	// maxTableBytes bounds what a table holds, its keys and about what the parts it keeps take; past it the
+	// table starts again empty, and the parts no object holds any more are garbage.
 	maxTableBytes = 8 << 20
 	// entryBytes is about what the table's maps spend on each entry beside the value itself.
 	entryBytes = 64
@@ -193,7 +194,9 @@ func sharing(typ reflect.Type, walk walker, encode encoder) walker {
 		}
 		encoding := string(t.scratch)
 		walk(t, v)
-		t.reserve(2 * len(encoding))
+		// The encoding is the key; the part kept takes a few times its encoding in memory, and once the
+		// objects that held it are gone only the table holds it.
+		t.reserve(4 * len(encoding))
 		// reserve may have emptied the table.
 		if parts = t.parts[typ]; parts == nil {
 			parts = map[string]reflect.Value{}
