@@ -94,7 +94,7 @@ func namedTApp(name string) *tkestack.TApp {
 		Spec: tkestack.TAppSpec{
 			Replicas: 1,
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-			Template: corev1.PodTemplateSpec{
+			Template: &corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
 				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "nginx:1"}}},
 			},
@@ -221,6 +221,11 @@ func TestWatchCacheObjectsShareTheirParts(t *testing.T) {
 			a, b := items[0].Spec.Template.Spec.Containers, items[1].Spec.Template.Spec.Containers
 			if shared := &a[0] == &b[0]; shared != c.cached {
 				t.Fatalf("the two TApps share their containers: %v, want %v", shared, c.cached)
+			}
+			// The internal TApp holds its template through a pointer so that the template itself is shared,
+			// not only what it points to.
+			if shared := items[0].Spec.Template == items[1].Spec.Template; shared != c.cached {
+				t.Fatalf("the two TApps share their template: %v, want %v", shared, c.cached)
 			}
 			if a[0].Image != "nginx:1" || b[0].Image != "nginx:1" || items[0].Name == items[1].Name {
 				t.Fatalf("listed %+v", items)

@@ -110,7 +110,7 @@ func sameContainers(a, b []corev1.Container) bool { return len(a) > 0 && &a[0] =
 func TestPartsSharedOnlyWhenEveryFieldIsEqual(t *testing.T) {
 	table := NewTable()
 	base := func() *tkestack.TApp {
-		return &tkestack.TApp{Spec: tkestack.TAppSpec{Template: corev1.PodTemplateSpec{
+		return &tkestack.TApp{Spec: tkestack.TAppSpec{Template: &corev1.PodTemplateSpec{
 			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "a"}},
 			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}},
 		}}}
@@ -182,6 +182,9 @@ func TestDecodedObjectsShareTheirRepeatedValues(t *testing.T) {
 	if !sameContainers(a.Spec.Template.Spec.Containers, b.Spec.Template.Spec.Containers) {
 		t.Errorf("the containers: each object holds a copy of its own")
 	}
+	if a.Spec.Template != b.Spec.Template {
+		t.Errorf("the template: each object holds a copy of its own")
+	}
 	if reflect.ValueOf(a.Spec.Selector).Pointer() != reflect.ValueOf(b.Spec.Selector).Pointer() {
 		t.Errorf("the selector: each object holds a copy of its own")
 	}
@@ -241,7 +244,9 @@ func TestTableStaysWithinItsBound(t *testing.T) {
 	table := NewTable()
 	obj := &tkestack.TApp{}
 	for i := 0; i < 200000; i++ {
-		obj.Spec.Template.Spec.Containers = []corev1.Container{{Image: fmt.Sprintf("registry.example/never-repeated-%08d", i)}}
+		obj.Spec.Template = &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Image: fmt.Sprintf("registry.example/never-repeated-%08d", i)}},
+		}}
 		table.Object(obj)
 	}
 	if table.bytes > maxTableBytes {

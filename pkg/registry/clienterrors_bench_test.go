@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 )
@@ -35,7 +36,7 @@ func benchTApp(pools int) *tkestack.TApp {
 		Spec: tkestack.TAppSpec{
 			Replicas:            int32(pools),
 			Selector:            &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-			Template:            template(-1),
+			Template:            ptr.To(template(-1)),
 			DefaultTemplateName: tkestack.DefaultTemplateName,
 		},
 	}

@@ -44,7 +44,7 @@ func newTApp() *tkestack.TApp {
 		Spec: tkestack.TAppSpec{
 			Replicas: 3,
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
+			Template: &corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{"note": "x"}},
 				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.25"}}},
 			},

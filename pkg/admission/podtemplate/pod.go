@@ -17,7 +17,7 @@ import (
 // every pod built from it, and its field path: spec.template or spec.templatePool[<name>].
 func prepareTemplate(tapp *tkestack.TApp, templateName string) (*tapppod.Template, *field.Path, error) {
 	if templateName == tkestack.DefaultTemplateName {
-		return tapppod.Prepare(&tapp.Spec.Template), field.NewPath("spec", "template"), nil
+		return tapppod.Prepare(tapp.Spec.PodTemplate()), field.NewPath("spec", "template"), nil
 	}
 	pooled, ok := tapp.Spec.TemplatePool[templateName]
 	if !ok {

@@ -82,9 +82,12 @@ type TApp struct {
 
 // TAppSpec is the desired state of a TApp.
 type TAppSpec struct {
-	Replicas                 int32
-	Selector                 *metav1.LabelSelector
-	Template                 corev1.PodTemplateSpec
+	Replicas int32
+	Selector *metav1.LabelSelector
+	// Template is a pointer here, unlike in the served versions, so that the watch cache's TApps share one
+	// copy of an equal template (pkg/interning) instead of each holding its own inline. Conversion from a
+	// served version always sets it; code that builds a TApp by hand may leave it nil, which reads as empty.
+	Template                 *corev1.PodTemplateSpec
 	TemplatePool             map[string]corev1.PodTemplateSpec
 	Statuses                 map[string]InstanceStatus
 	Templates                map[string]string

@@ -188,7 +188,11 @@ func (in *TAppSpec) DeepCopyInto(out *TAppSpec) {
 		*out = new(v1.LabelSelector)
 		(*in).DeepCopyInto(*out)
 	}
-	in.Template.DeepCopyInto(&out.Template)
+	if in.Template != nil {
+		in, out := &in.Template, &out.Template
+		*out = new(corev1.PodTemplateSpec)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.TemplatePool != nil {
 		in, out := &in.TemplatePool, &out.TemplatePool
 		*out = make(map[string]corev1.PodTemplateSpec, len(*in))

@@ -4,6 +4,7 @@
 package fuzzer
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeserializer "k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -50,6 +51,10 @@ var Funcs = func(codecs runtimeserializer.CodecFactory) []interface{} {
 			}
 			if spec.PodManagementPolicy == "" {
 				spec.PodManagementPolicy = tkestack.ParallelPodManagement
+			}
+			// Decoding always gives the internal spec a template (it is a pointer only to be shared).
+			if spec.Template == nil {
+				spec.Template = &corev1.PodTemplateSpec{}
 			}
 			// Defaulting derives a missing selector from the template labels.
 			if spec.Selector == nil {

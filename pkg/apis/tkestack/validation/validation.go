@@ -258,7 +258,7 @@ func validateSelectorAndTemplateLabels(spec *tkestack.TAppSpec, fldPath *field.P
 	if err != nil {
 		return field.ErrorList{field.Invalid(selPath, spec.Selector, err.Error())}
 	}
-	allErrs = append(allErrs, podtemplate.ValidatePodTemplateLabelsMatchSelector(&spec.Template, selector, fldPath.Child("template"))...)
+	allErrs = append(allErrs, podtemplate.ValidatePodTemplateLabelsMatchSelector(spec.PodTemplate(), selector, fldPath.Child("template"))...)
 	for _, name := range sortedKeys(spec.TemplatePool) {
 		template := spec.TemplatePool[name]
 		allErrs = append(allErrs, podtemplate.ValidatePodTemplateLabelsMatchSelector(&template, selector,
@@ -293,7 +293,7 @@ func validatePodTemplates(spec *tkestack.TAppSpec, fldPath *field.Path) field.Er
 	for _, claim := range spec.VolumeClaimTemplates {
 		claimNames.Insert(claim.Name)
 	}
-	allErrs := podtemplate.ValidatePodTemplateSpec(&spec.Template, claimNames, fldPath.Child("template"))
+	allErrs := podtemplate.ValidatePodTemplateSpec(spec.PodTemplate(), claimNames, fldPath.Child("template"))
 	for _, name := range sortedKeys(spec.TemplatePool) {
 		template := spec.TemplatePool[name]
 		allErrs = append(allErrs, podtemplate.ValidatePodTemplateSpec(&template, claimNames, fldPath.Child("templatePool").Key(name))...)

@@ -102,7 +102,7 @@ func validTApp() *tkestack.TApp {
 		Spec: tkestack.TAppSpec{
 			Replicas:     3,
 			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-			Template:     podTemplate("nginx:1.7.9", nil),
+			Template:     ptr.To(podTemplate("nginx:1.7.9", nil)),
 			TemplatePool: map[string]corev1.PodTemplateSpec{"canary": podTemplate("nginx:1.8.1", map[string]string{"track": "canary"})},
 			Templates:    map[string]string{"1": "canary"},
 			Statuses:     map[string]tkestack.InstanceStatus{"2": tkestack.InstanceKilled},

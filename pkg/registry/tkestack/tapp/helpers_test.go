@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	tkestackinstall "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/install"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/requestpath"
@@ -31,7 +33,7 @@ func validTApp() *tkestack.TApp {
 		Spec: tkestack.TAppSpec{
 			Replicas:            2,
 			Selector:            &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}},
-			Template:            testPodTemplate("nginx:1"),
+			Template:            ptr.To(testPodTemplate("nginx:1")),
 			TemplatePool:        map[string]corev1.PodTemplateSpec{"canary": testPodTemplate("nginx:2")},
 			DefaultTemplateName: tkestack.DefaultTemplateName,
 		},

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/utils/ptr"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/requestpath"
@@ -41,7 +42,7 @@ func (f *fakeTApps) Get(_ context.Context, name string, _ *metav1.GetOptions) (r
 	return &tkestack.TApp{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", ResourceVersion: strings.Repeat("1", f.reads)},
 		Spec: tkestack.TAppSpec{
-			Template:     template,
+			Template:     ptr.To(template),
 			TemplatePool: map[string]corev1.PodTemplateSpec{"test": template, "other": template},
 		},
 	}, nil

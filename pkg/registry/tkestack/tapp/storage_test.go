@@ -12,6 +12,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	scalescheme "k8s.io/client-go/scale/scheme"
+	"k8s.io/utils/ptr"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
@@ -58,7 +59,7 @@ func storageTApp() *tkestack.TApp {
 		Spec: tkestack.TAppSpec{
 			Replicas:            2,
 			Selector:            &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}},
-			Template:            template,
+			Template:            ptr.To(template),
 			DefaultTemplateName: tkestack.DefaultTemplateName,
 		},
 		Status: tkestack.TAppStatus{Replicas: 99, AppStatus: tkestack.AppFailed},

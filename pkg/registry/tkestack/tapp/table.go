@@ -44,7 +44,7 @@ var tableConvertor = registry.TableConvertor{
 
 // images lists the container images of a pod template, comma separated.
 func images(tapp *tkestack.TApp, name string) string {
-	spec := tapp.Spec.Template.Spec
+	spec := tapp.Spec.PodTemplate().Spec
 	if t, ok := tapp.Spec.TemplatePool[name]; ok && name != tkestack.DefaultTemplateName {
 		spec = t.Spec
 	}

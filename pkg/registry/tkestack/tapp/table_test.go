@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 )
@@ -62,7 +63,7 @@ func TestTableRows(t *testing.T) {
 		}, want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "<unknown>", "nginx:1", "app=x", int64(0), "<none>"}},
 		{name: "unknown default template name", mutate: func(a *tkestack.TApp) { a.Spec.DefaultTemplateName = "missing" },
 			want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "<unknown>", "nginx:1", "app=x", int64(0), "<none>"}},
-		{name: "several containers", mutate: func(a *tkestack.TApp) { a.Spec.Template = twoContainers },
+		{name: "several containers", mutate: func(a *tkestack.TApp) { a.Spec.Template = ptr.To(twoContainers) },
 			want: []interface{}{"web", int64(2), int64(2), int64(1), "Running", "<unknown>", "nginx:1,busybox", "app=x", int64(0), "<none>"}},
 		{name: "available instances and update revision", mutate: func(a *tkestack.TApp) {
 			a.Status.AvailableReplicas = 1
