@@ -1,7 +1,7 @@
 // Package embeddedetcd runs a single-member etcd inside the server process, on loopback, persisting
 // under a data directory, for installations that do not bring an external etcd cluster.
 //
-// The server itself calls etcd in-process (Etcd.InProcessClient, pkg/embeddedstorage). Over the network only
+// The server itself calls etcd in-process (Etcd.InProcessClient, pkg/resourcestorage). Over the network only
 // the server can use it: etcd serves TLS on its client port and requires a client certificate signed
 // by a CA that Start issues afresh on every start (pkg/etcdpki) and writes into Options.CertDir, the only
 // place the client certificate exists. Another local process reaching the port is refused at the TLS

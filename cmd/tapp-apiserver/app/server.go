@@ -25,8 +25,8 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/admission/quota"
 	"github.com/tapp-io/tapp-apiserver/pkg/apiserver"
 	"github.com/tapp-io/tapp-apiserver/pkg/controller/manager"
-	"github.com/tapp-io/tapp-apiserver/pkg/embeddedstorage"
 	"github.com/tapp-io/tapp-apiserver/pkg/frontproxy"
+	"github.com/tapp-io/tapp-apiserver/pkg/resourcestorage"
 	"github.com/tapp-io/tapp-apiserver/pkg/storagefence"
 )
 
@@ -185,10 +185,10 @@ func NewConfig(o *Options) (*apiserver.Config, error) {
 	if etcd := o.Store.runningEtcd; etcd != nil {
 		// The resources' storage calls the embedded etcd in-process; health checks and the fence still
 		// reach it as any etcd.
-		config.RESTOptionsGetter = embeddedstorage.New(etcd.InProcessClient).RESTOptionsGetter(config.RESTOptionsGetter, watchCache)
+		config.RESTOptionsGetter = resourcestorage.New(etcd.InProcessClient).RESTOptionsGetter(config.RESTOptionsGetter, watchCache)
 	} else {
 		// The library's storages on --etcd-servers; their watch caches share the parts objects repeat.
-		config.RESTOptionsGetter = embeddedstorage.InterningWatchCache(config.RESTOptionsGetter, watchCache)
+		config.RESTOptionsGetter = resourcestorage.InterningWatchCache(config.RESTOptionsGetter, watchCache)
 	}
 	// Requests through the aggregator: the front proxy's certificate is checked once, not on every request.
 	config.Authentication.Authenticator = frontproxy.New(config.Authentication.RequestHeaderConfig, config.Authentication.Authenticator)

@@ -1,4 +1,4 @@
-// Package embeddedstorage builds the server's storage of its resources. On the embedded etcd it makes direct
+// Package resourcestorage builds the server's storage of its resources. On the embedded etcd it makes direct
 // calls into it (embeddedetcd.Etcd.InProcessClient) instead of gRPC over TLS on loopback: each write and each
 // watch event then skips the TLS records, the HTTP/2 frames and the socket of a loopback connection in both
 // directions. On either etcd, embedded or reached with --etcd-servers, each watch cache fills itself through
@@ -9,7 +9,7 @@
 // the client and the watch cache's codec changed: the library builds its client from endpoints and its watch
 // cache on the storage it serves requests from, and has no place for either change. Everything else that
 // reaches etcd (health checks, the storage fence, the storage commands) uses the network.
-package embeddedstorage
+package resourcestorage
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package embeddedstorage_test
+package resourcestorage_test
 
 import (
 	"context"
@@ -23,8 +23,8 @@ import (
 	tkestackv1 "github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack/v1"
 	"github.com/tapp-io/tapp-apiserver/pkg/apiserver"
 	"github.com/tapp-io/tapp-apiserver/pkg/embeddedetcd"
-	"github.com/tapp-io/tapp-apiserver/pkg/embeddedstorage"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/tkestack/tapp"
+	"github.com/tapp-io/tapp-apiserver/pkg/resourcestorage"
 )
 
 // tappStorage returns the TApp storage on an embedded etcd made by the backend, behind the watch cache when
@@ -34,7 +34,7 @@ func tappStorage(t *testing.T, cached bool) *tapp.Storage {
 	t.Helper()
 	etcd, config := startEtcd(t)
 	config.Transport.ServerList = []string{"https://127.0.0.1:1"}
-	getter := embeddedstorage.New(etcd.InProcessClient).RESTOptionsGetter(tappOptions(config), onlyTApps(t, cached))
+	getter := resourcestorage.New(etcd.InProcessClient).RESTOptionsGetter(tappOptions(config), onlyTApps(t, cached))
 	return newTAppStorage(t, getter)
 }
 
@@ -43,7 +43,7 @@ func tappStorage(t *testing.T, cached bool) *tapp.Storage {
 func networkTAppStorage(t *testing.T, cached bool) *tapp.Storage {
 	t.Helper()
 	_, config := startEtcd(t)
-	return newTAppStorage(t, embeddedstorage.InterningWatchCache(tappOptions(config), onlyTApps(t, cached)))
+	return newTAppStorage(t, resourcestorage.InterningWatchCache(tappOptions(config), onlyTApps(t, cached)))
 }
 
 func startEtcd(t *testing.T) (*embeddedetcd.Etcd, *storagebackend.Config) {
