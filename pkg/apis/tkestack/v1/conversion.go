@@ -1,7 +1,6 @@
 package v1
 
 import (
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/conversion"
 
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
@@ -24,10 +23,6 @@ func Convert_tkestack_TAppSpec_To_v1_TAppSpec(in *tkestack.TAppSpec, out *TAppSp
 	if err := autoConvert_tkestack_TAppSpec_To_v1_TAppSpec(in, out, s); err != nil {
 		return err
 	}
-	if in.Template != nil {
-		out.Template = *in.Template
-	} else {
-		out.Template = corev1.PodTemplateSpec{}
-	}
+	out.Template = *in.PodTemplate()
 	return nil
 }
