@@ -24,6 +24,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -33,6 +34,7 @@ import (
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/openyurt"
 	"github.com/tapp-io/tapp-apiserver/pkg/apis/tkestack"
 	"github.com/tapp-io/tapp-apiserver/pkg/coexistence"
+	"github.com/tapp-io/tapp-apiserver/pkg/registry"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/openyurt/nodepool"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/openyurt/yurtappdaemon"
 	"github.com/tapp-io/tapp-apiserver/pkg/registry/openyurt/yurtappset"
@@ -64,6 +66,8 @@ type CompletedConfig struct {
 	fence        *storagefence.Fence
 	// maxBody is the largest body a request-path step reads.
 	maxBody int64
+	// informers are the server's shared informers of the cluster; nil when standalone.
+	informers informers.SharedInformerFactory
 }
 
 // Server is the running aggregated API server.
@@ -86,6 +90,7 @@ func (c *Config) Complete() CompletedConfig {
 		clientConfig:     generic.ClientConfig,
 		fence:            c.StorageFence,
 		maxBody:          generic.MaxRequestBodyBytes,
+		informers:        c.GenericConfig.SharedInformerFactory,
 	}
 }
 
@@ -126,11 +131,14 @@ func (c CompletedConfig) New() (*Server, error) {
 
 // handlerChain is the generic handler chain with, innermost, the storage fence (in cluster mode) and inside it
 // the request paths: requests are authenticated and authorized before the fence tells them why it refuses
-// them, and a request-path step reads the store only for requests the fence lets through.
+// them, and a request-path step reads the store only for requests the fence lets through. Innermost of all,
+// PUTs are marked while no mutating webhook or policy reads the object an update replaces
+// (registry.WithReplacedManagedFieldsUnread).
 func (c CompletedConfig) handlerChain(paths *requestpath.Table) func(http.Handler, *genericapiserver.Config) http.Handler {
 	build, fence := c.buildChain, c.fence
+	unread := mutatingAdmissionAbsent(c.informers)
 	return func(api http.Handler, config *genericapiserver.Config) http.Handler {
-		handler := paths.Handler(api)
+		handler := paths.Handler(registry.WithReplacedManagedFieldsUnread(api, unread))
 		if fence != nil {
 			handler = fence.WithFence(handler, []string{tkestack.GroupName, openyurt.GroupName}, Codecs)
 		}

@@ -198,7 +198,8 @@ func CheckedObjectInfo(store *genericregistry.Store, name string, objInfo rest.U
 }
 
 // checkedObjectInfo refuses an updated object whose resourceVersion is not a number (the versioner would
-// fail on it with a 500), and turns the apply errors of the managedFields type converter into 422s.
+// fail on it with a 500), and turns the apply errors of the managedFields type converter into 422s. It
+// hands the replaced object to the update's transformers as updatedObject (replacedfields.go) says.
 type checkedObjectInfo struct {
 	rest.UpdatedObjectInfo
 	guard guard
@@ -206,7 +207,7 @@ type checkedObjectInfo struct {
 }
 
 func (c checkedObjectInfo) UpdatedObject(ctx context.Context, oldObj runtime.Object) (runtime.Object, error) {
-	obj, err := c.UpdatedObjectInfo.UpdatedObject(ctx, oldObj)
+	obj, err := updatedObject(ctx, c.UpdatedObjectInfo.UpdatedObject, oldObj)
 	if err != nil {
 		return obj, c.guard.applyError(oldObj, c.name, err)
 	}
