@@ -23,6 +23,9 @@
 //     managedFields for server-side apply, an apply body the schema refuses), answered 4xx with the field;
 //     SizeCheckedUpdateValidation and CheckedObjectInfo give them to storage that updates a store itself (the
 //     scale subresource);
+//   - replacedfields.go: the object an update replaces, handed to the field manager without its
+//     managedFields when the request brings its own and no mutating webhook or policy reads them
+//     (WithReplacedManagedFieldsUnread marks those PUTs; the size guard's CheckedObjectInfo acts on them);
 //   - applymark.go: ApplyMark, the request-path half of the size guard: it marks server-side apply requests
 //     (WithServerSideApply) so that the guard counts their managedFields;
 //   - table.go: TableConvertor, the table printer behind kubectl get, and its helpers;
